@@ -1,0 +1,46 @@
+// Command schedulerd is the Scheduler control-plane daemon.
+//
+//	schedulerd serve [flags]                                   run the daemon
+//	schedulerd occurrences [--now RFC3339] [--count N] [FILE|-]  print a job's next executions
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+const usage = `usage:
+  schedulerd serve [flags]                                     run the daemon
+  schedulerd occurrences [--now RFC3339] [--count N] [FILE|-]  print a job's next executions
+`
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
+}
+
+// run is main without the process: it returns the exit code.
+func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage)
+		return 2
+	}
+	switch args[0] {
+	case "serve":
+		return runServe(ctx, args[1:], stdout, stderr)
+	case "occurrences":
+		return runOccurrences(ctx, args[1:], stdin, stdout, stderr)
+	case "-h", "--help", "help":
+		fmt.Fprint(stdout, usage)
+		return 0
+	default:
+		fmt.Fprintf(stderr, "schedulerd: unknown command %q\n%s", args[0], usage)
+		return 2
+	}
+}

@@ -1,0 +1,178 @@
+// Package store defines the storage a daemon runs on: a Driver interface with noun-first methods
+// and a params struct per call, and the records it keeps. Drivers live in sub-packages (sqlite;
+// postgres later) and all pass the conformance suite in storetest. Nothing outside a driver knows
+// which database is behind it.
+package store
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/schedulerhq/terraform-provider-scheduler/internal/wire"
+)
+
+// Errors every driver returns (wrapped or not; test with errors.Is).
+var (
+	ErrNotFound = errors.New("not found")
+	// ErrConflict: a conditional write lost a race (Version mismatch) or an insert found the key taken.
+	ErrConflict = errors.New("conflict")
+)
+
+// CollectionKey names a job collection. Names compare case-insensitively (as ARM's do); a record
+// keeps the spelling it was created with.
+type CollectionKey struct {
+	Subscription  string
+	ResourceGroup string
+	Name          string
+}
+
+// JobKey names a job.
+type JobKey struct {
+	CollectionKey
+	Name string
+}
+
+// Collection is a stored job collection.
+type Collection struct {
+	Key        CollectionKey
+	ID         int64 // driver-assigned, stable for the collection's life
+	Location   string
+	Tags       map[string]string
+	Properties wire.JobCollectionProperties // Sku, State and Quota as stored (Azure spelling)
+	CreatedAt  time.Time
+	UpdatedAt  time.Time
+	Version    int64 // bumped by every write
+}
+
+// Job is a stored job. Properties hold the definition as accepted by the API, secrets already
+// sealed by the API (see controlplane/secret), Status nil: the status lives in the fields below.
+type Job struct {
+	Key          JobKey
+	ID           int64 // driver-assigned, stable for the job's life
+	CollectionID int64
+	Properties   wire.JobProperties
+	State        string // Enabled, Disabled, Completed, Faulted
+	CreatedAt    time.Time
+	UpdatedAt    time.Time
+	Status       JobStatus
+	Version      int64 // bumped by every write; conditional writes compare it
+}
+
+// JobStatus is the job's execution state.
+type JobStatus struct {
+	ExecutionCount    int
+	FailureCount      int
+	FaultedCount      int
+	ConsecutiveFaults int       // faulted occurrences in a row; reset by a successful one
+	LastExecutionTime time.Time // zero: never executed
+	NextExecutionTime time.Time // zero: nothing scheduled (disabled, completed, faulted)
+}
+
+// CollectionGetParams selects one collection.
+type CollectionGetParams struct {
+	Key CollectionKey
+}
+
+// CollectionListParams lists collections of a subscription, optionally of one resource group,
+// ordered by (resource group, name) case-insensitively.
+type CollectionListParams struct {
+	Subscription  string
+	ResourceGroup string // "": every resource group
+	Skip, Limit   int    // Limit 0: no limit
+}
+
+// CollectionPutParams creates a collection or replaces one. With ExpectVersion > 0 the write
+// happens only when the stored version is that one (else ErrConflict); with ExpectVersion == 0 it
+// creates when absent or replaces whatever is there.
+type CollectionPutParams struct {
+	Collection    Collection // Key, Location, Tags, Properties; ID/Version/times are the driver's
+	ExpectVersion int64
+	Now           time.Time
+}
+
+// CollectionDeleteParams deletes a collection with all its jobs, executions and history.
+type CollectionDeleteParams struct {
+	Key CollectionKey
+}
+
+// JobGetParams selects one job.
+type JobGetParams struct {
+	Key JobKey
+}
+
+// JobListParams lists a collection's jobs ordered by name case-insensitively.
+type JobListParams struct {
+	Collection  CollectionKey
+	State       string // "": any state; else Azure spelling
+	Skip, Limit int    // Limit 0: no limit
+}
+
+// JobPutParams creates or replaces a job (its collection must exist: else ErrNotFound).
+// Create (no job with that key): the Job's Status, State and Properties are stored as given.
+// Replace: the same, conditional on ExpectVersion as for collections. MaxJobs > 0 makes a create
+// fail with ErrQuota when the collection already holds that many jobs (checked in the same
+// transaction, so concurrent creates cannot overshoot).
+type JobPutParams struct {
+	Job           Job
+	ExpectVersion int64
+	MaxJobs       int
+	Now           time.Time
+}
+
+// ErrQuota is returned by JobPut when MaxJobs would be exceeded.
+var ErrQuota = errors.New("quota exceeded")
+
+// JobDeleteParams deletes a job with its executions and history.
+type JobDeleteParams struct {
+	Key JobKey
+}
+
+// JobCountParams counts a collection's jobs.
+type JobCountParams struct {
+	Collection CollectionKey
+}
+
+// HistoryEntry is one attempt of one execution.
+type HistoryEntry struct {
+	ID                    int64
+	JobID                 int64
+	ExecutionTag          string
+	ActionName            string // MainAction, ErrorAction
+	Status                string // Completed, Failed, Postponed
+	Message               string
+	RetryCount            int
+	RepeatCount           int
+	ExpectedExecutionTime time.Time
+	StartTime             time.Time
+	EndTime               time.Time
+}
+
+// HistoryListParams lists a job's history newest first.
+type HistoryListParams struct {
+	Job         JobKey
+	Status      string // "": any; else Completed, Failed or Postponed
+	Skip, Limit int
+}
+
+// Driver is a storage backend. Every method is safe for concurrent use. The dispatcher's
+// methods (claiming due occurrences, recording attempts in batches, purging) are declared next to
+// these by the dispatcher's author.
+type Driver interface {
+	CollectionGet(ctx context.Context, params CollectionGetParams) (*Collection, error)
+	CollectionList(ctx context.Context, params CollectionListParams) ([]*Collection, error)
+	// CollectionPut returns the stored record and whether it was created.
+	CollectionPut(ctx context.Context, params CollectionPutParams) (*Collection, bool, error)
+	CollectionDelete(ctx context.Context, params CollectionDeleteParams) error
+
+	JobGet(ctx context.Context, params JobGetParams) (*Job, error)
+	JobList(ctx context.Context, params JobListParams) ([]*Job, error)
+	JobCount(ctx context.Context, params JobCountParams) (int, error)
+	// JobPut returns the stored record and whether it was created.
+	JobPut(ctx context.Context, params JobPutParams) (*Job, bool, error)
+	JobDelete(ctx context.Context, params JobDeleteParams) error
+
+	HistoryList(ctx context.Context, params HistoryListParams) ([]*HistoryEntry, error)
+
+	Close() error
+}
