@@ -1,12 +1,285 @@
 package wire
 
-import "errors"
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"reflect"
+	"sort"
+	"strconv"
+	"strings"
+)
 
 // Decode strictly decodes a JSON document into v (a pointer to one of this package's types):
 // unknown fields, wrong JSON types and malformed JSON are reported as Problems with the JSON path
 // of each (e.g. "properties.recurrence.schedule.monthDays[2]: expected an integer, got a string"),
-// all of them, never only the first. Property names match case-insensitively, as Azure's do.
-// It never panics.
+// all of them, never only the first. Property names match case-insensitively, as Azure's do
+// (and as encoding/json does). A null value leaves the field as it is (absent). It never panics.
+//
+// On success v holds exactly what encoding/json would have decoded; on failure v is unchanged and
+// the error is a Problems. Malformed JSON is one Problem with an empty path whose message gives the
+// line, column and byte offset.
 func Decode(data []byte, v any) error {
-	return errors.New("wire.Decode: not implemented yet")
+	rv := reflect.ValueOf(v)
+	if !rv.IsValid() || rv.Kind() != reflect.Pointer || rv.IsNil() {
+		return fmt.Errorf("wire.Decode: need a non-nil pointer, got %T", v)
+	}
+	if !json.Valid(data) {
+		return Problems{syntaxProblem(data)}
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	var doc any
+	if err := dec.Decode(&doc); err != nil {
+		// json.Valid accepted it, so this cannot happen; report it rather than panic.
+		return Problems{{Message: fmt.Sprintf("invalid JSON: %v", err)}}
+	}
+	var ps Problems
+	check(&ps, "", doc, rv.Type().Elem())
+	if len(ps) > 0 {
+		return ps
+	}
+	// The document fits the type: let encoding/json fill v, so the result is its result.
+	strict := json.NewDecoder(bytes.NewReader(data))
+	strict.DisallowUnknownFields()
+	if err := strict.Decode(v); err != nil {
+		return Problems{{Message: fmt.Sprintf("invalid document: %v", err)}}
+	}
+	return nil
+}
+
+// syntaxProblem locates the first syntax error of data.
+func syntaxProblem(data []byte) Problem {
+	var x any
+	err := json.Unmarshal(data, &x)
+	var se *json.SyntaxError
+	if !errors.As(err, &se) {
+		if err == nil {
+			err = errors.New("unknown error")
+		}
+		return Problem{Message: fmt.Sprintf("invalid JSON: %v", err)}
+	}
+	// Offset counts the bytes read, the offending one included, except at the end of the input.
+	off := se.Offset - 1
+	if se.Offset >= int64(len(data)) && strings.HasPrefix(se.Error(), "unexpected end") {
+		off = int64(len(data))
+	}
+	off = min(max(off, 0), int64(len(data)))
+	line := 1 + bytes.Count(data[:off], []byte("\n"))
+	col := off - int64(bytes.LastIndexByte(data[:off], '\n'))
+	return Problem{Message: fmt.Sprintf("invalid JSON at line %d, column %d (byte %d): %s", line, col, off, se.Error())}
+}
+
+var unmarshalerType = reflect.TypeFor[json.Unmarshaler]()
+
+// check walks the decoded value val against the Go type t and appends a Problem for every
+// mismatch, at path.
+func check(ps *Problems, path string, val any, t reflect.Type) {
+	if val == nil {
+		return // null: absent
+	}
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if reflect.PointerTo(t).Implements(unmarshalerType) || t.Kind() == reflect.Interface {
+		return // decodes itself, or takes anything
+	}
+	switch t.Kind() {
+	case reflect.String:
+		if _, ok := val.(string); !ok {
+			ps.add(path, "expected a string, got "+describe(val))
+		}
+	case reflect.Bool:
+		if _, ok := val.(bool); !ok {
+			ps.add(path, "expected a boolean, got "+describe(val))
+		}
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		checkInt(ps, path, val, t, false)
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		checkInt(ps, path, val, t, true)
+	case reflect.Float32, reflect.Float64:
+		n, ok := val.(json.Number)
+		if !ok {
+			ps.add(path, "expected a number, got "+describe(val))
+			return
+		}
+		if _, err := strconv.ParseFloat(string(n), t.Bits()); err != nil {
+			ps.add(path, fmt.Sprintf("the number %s is out of range", n))
+		}
+	case reflect.Slice, reflect.Array:
+		arr, ok := val.([]any)
+		if !ok {
+			ps.add(path, "expected an array, got "+describe(val))
+			return
+		}
+		for i, e := range arr {
+			check(ps, fmt.Sprintf("%s[%d]", path, i), e, t.Elem())
+		}
+	case reflect.Map:
+		obj, ok := val.(map[string]any)
+		if !ok {
+			ps.add(path, "expected an object, got "+describe(val))
+			return
+		}
+		if t.Key().Kind() != reflect.String {
+			ps.add(path, "cannot be decoded (map key type "+t.Key().String()+")")
+			return
+		}
+		for _, k := range sortedKeys(obj) {
+			check(ps, join(path, k), obj[k], t.Elem())
+		}
+	case reflect.Struct:
+		obj, ok := val.(map[string]any)
+		if !ok {
+			ps.add(path, "expected an object, got "+describe(val))
+			return
+		}
+		fields := structFields(t)
+		for _, k := range sortedKeys(obj) {
+			f, ok := fields.lookup(k)
+			if !ok {
+				ps.add(join(path, k), "unknown field (allowed: "+strings.Join(fields.names, ", ")+")")
+				continue
+			}
+			check(ps, join(path, f.name), obj[k], f.typ)
+		}
+	default:
+		ps.add(path, "cannot be decoded (Go type "+t.String()+")")
+	}
+}
+
+func checkInt(ps *Problems, path string, val any, t reflect.Type, unsigned bool) {
+	n, ok := val.(json.Number)
+	if !ok {
+		ps.add(path, "expected an integer, got "+describe(val))
+		return
+	}
+	var err error
+	if unsigned {
+		_, err = strconv.ParseUint(string(n), 10, t.Bits())
+	} else {
+		_, err = strconv.ParseInt(string(n), 10, t.Bits())
+	}
+	if err == nil {
+		return
+	}
+	var ne *strconv.NumError
+	if errors.As(err, &ne) && errors.Is(ne.Err, strconv.ErrRange) {
+		ps.add(path, fmt.Sprintf("the integer %s is out of range", n))
+		return
+	}
+	ps.add(path, "expected an integer, got "+string(n))
+}
+
+func (ps *Problems) add(path, msg string) {
+	*ps = append(*ps, Problem{Path: path, Message: msg})
+}
+
+// describe names the JSON type of a value decoded with UseNumber.
+func describe(val any) string {
+	switch val.(type) {
+	case string:
+		return "a string"
+	case json.Number:
+		return "a number"
+	case bool:
+		return "a boolean"
+	case []any:
+		return "an array"
+	case map[string]any:
+		return "an object"
+	default:
+		return "null"
+	}
+}
+
+func join(path, name string) string {
+	if path == "" {
+		return name
+	}
+	return path + "." + name
+}
+
+func sortedKeys(m map[string]any) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// field is one JSON property of a struct.
+type field struct {
+	name string
+	typ  reflect.Type
+}
+
+type fieldSet struct {
+	byName map[string]field
+	names  []string // JSON names, in declaration order
+}
+
+// lookup finds a field as encoding/json does: exact name first, then case-insensitively.
+func (fs fieldSet) lookup(key string) (field, bool) {
+	if f, ok := fs.byName[key]; ok {
+		return f, true
+	}
+	for _, n := range fs.names {
+		if strings.EqualFold(n, key) {
+			return fs.byName[n], true
+		}
+	}
+	return field{}, false
+}
+
+// structFields lists the JSON properties of struct type t, with the fields of embedded structs
+// promoted (a shallower field hides a deeper one of the same name, as in encoding/json).
+func structFields(t reflect.Type) fieldSet {
+	fs := fieldSet{byName: map[string]field{}}
+	type level struct {
+		t     reflect.Type
+		depth int
+	}
+	queue := []level{{t, 0}}
+	depthOf := map[string]int{}
+	for len(queue) > 0 {
+		cur := queue[0]
+		queue = queue[1:]
+		for i := range cur.t.NumField() {
+			sf := cur.t.Field(i)
+			tag := sf.Tag.Get("json")
+			if tag == "-" {
+				continue
+			}
+			name, _, _ := strings.Cut(tag, ",")
+			ft := sf.Type
+			if sf.Anonymous && name == "" {
+				et := ft
+				if et.Kind() == reflect.Pointer {
+					et = et.Elem()
+				}
+				if et.Kind() == reflect.Struct {
+					queue = append(queue, level{et, cur.depth + 1})
+					continue
+				}
+			}
+			if !sf.IsExported() {
+				continue
+			}
+			if name == "" {
+				name = sf.Name
+			}
+			if d, seen := depthOf[name]; seen && d <= cur.depth {
+				continue
+			}
+			if _, seen := depthOf[name]; !seen {
+				fs.names = append(fs.names, name)
+			}
+			depthOf[name] = cur.depth
+			fs.byName[name] = field{name: name, typ: ft}
+		}
+	}
+	return fs
 }

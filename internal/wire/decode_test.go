@@ -1,0 +1,145 @@
+package wire
+
+import (
+	"bytes"
+	"encoding/json"
+	"reflect"
+	"testing"
+)
+
+func TestDecodeReportsEveryProblemWithItsPath(t *testing.T) {
+	doc := `{
+  "properties": {
+    "startTime": 5,
+    "recurrence": {
+      "frequency": "Month",
+      "interval": "2",
+      "count": 1.5,
+      "schedule": {"monthDays": [1, 2, "3", 4.0], "hours": {}, "minutes": [99999999999999999999]},
+      "colour": "red"
+    },
+    "action": {
+      "type": "ServiceBusQueue",
+      "serviceBusQueueMessage": {"queueName": 1, "namespace": true, "customMessageProperties": {"a": 1}},
+      "request": {"headers": []}
+    }
+  },
+  "bogus": null
+}`
+	var got JobDefinition
+	err := Decode([]byte(doc), &got)
+	ps, ok := err.(Problems)
+	if !ok {
+		t.Fatalf("Decode error = %v (%T), want Problems", err, err)
+	}
+	want := Problems{
+		{"bogus", "unknown field (allowed: id, type, name, properties)"},
+		{"properties.action.request.headers", "expected an object, got an array"},
+		{"properties.action.serviceBusQueueMessage.customMessageProperties.a", "expected a string, got a number"},
+		{"properties.action.serviceBusQueueMessage.namespace", "expected a string, got a boolean"},
+		{"properties.action.serviceBusQueueMessage.queueName", "expected a string, got a number"},
+		{"properties.recurrence.colour", "unknown field (allowed: frequency, interval, count, endTime, timeZone, schedule)"},
+		{"properties.recurrence.count", "expected an integer, got 1.5"},
+		{"properties.recurrence.interval", "expected an integer, got a string"},
+		{"properties.recurrence.schedule.hours", "expected an array, got an object"},
+		{"properties.recurrence.schedule.minutes[0]", "the integer 99999999999999999999 is out of range"},
+		{"properties.recurrence.schedule.monthDays[2]", "expected an integer, got a string"},
+		{"properties.recurrence.schedule.monthDays[3]", "expected an integer, got 4.0"},
+		{"properties.startTime", "expected a string, got a number"},
+	}
+	if !reflect.DeepEqual(ps, want) {
+		t.Errorf("problems:\n%v\nwant:\n%v", ps, want)
+	}
+	if !reflect.DeepEqual(got, JobDefinition{}) {
+		t.Errorf("v changed on failure: %+v", got)
+	}
+}
+
+func TestDecodeMalformedJSONGivesPosition(t *testing.T) {
+	cases := []struct {
+		doc  string
+		want string
+	}{
+		{"{\n  \"startTime\": \"x\",\n  }", "invalid JSON at line 3, column 3 (byte 24): invalid character '}' looking for beginning of object key string"},
+		{"", "invalid JSON at line 1, column 1 (byte 0): unexpected end of JSON input"},
+		{`{"state": "Enabled"`, "invalid JSON at line 1, column 20 (byte 19): unexpected end of JSON input"},
+		{`{} x`, "invalid JSON at line 1, column 4 (byte 3): invalid character 'x' after top-level value"},
+	}
+	for _, c := range cases {
+		var p JobProperties
+		err := Decode([]byte(c.doc), &p)
+		want := Problems{{Message: c.want}}
+		if !reflect.DeepEqual(err, want) {
+			t.Errorf("Decode(%q) = %#v, want %#v", c.doc, err, want)
+		}
+	}
+}
+
+func TestDecodeCaseInsensitiveNullAndEmbedded(t *testing.T) {
+	doc := `{"StartTime":"2012-08-04T00:00Z","ACTION":{"type":"serviceBusQueue",
+	"serviceBusQueueMessage":{"queuename":"q1","Namespace":"ns","authentication":{"sasKeyName":"k"},
+	"brokeredMessageProperties":{"forcePersistence":true}}},
+	"recurrence":{"frequency":"week","interval":null,"schedule":{"weekDays":["monday"],"hours":[10,22]},"count":10},
+	"status":null}`
+	var got JobProperties
+	if err := Decode([]byte(doc), &got); err != nil {
+		t.Fatalf("Decode: %v", err)
+	}
+	var std JobProperties
+	if err := json.Unmarshal([]byte(doc), &std); err != nil {
+		t.Fatalf("json.Unmarshal: %v", err)
+	}
+	if !reflect.DeepEqual(got, std) {
+		t.Errorf("Decode = %+v, encoding/json = %+v", got, std)
+	}
+	if got.StartTime != "2012-08-04T00:00Z" || got.Action.ServiceBusQueueMessage.QueueName != "q1" ||
+		got.Action.ServiceBusQueueMessage.Namespace != "ns" || got.Recurrence.Interval != nil ||
+		*got.Recurrence.Count != 10 || got.Recurrence.Schedule.Hours[1] != 22 ||
+		!*got.Action.ServiceBusQueueMessage.BrokeredMessageProperties.ForcePersistence {
+		t.Errorf("unexpected decode: %+v", got)
+	}
+}
+
+func TestDecodeNeedsPointer(t *testing.T) {
+	var p JobProperties
+	if err := Decode([]byte(`{}`), p); err == nil || err.Error() != "wire.Decode: need a non-nil pointer, got wire.JobProperties" {
+		t.Errorf("Decode(non-pointer) = %v", err)
+	}
+}
+
+// strictStd is what encoding/json says about data (one whole document, as json.Unmarshal wants)
+// with unknown fields disallowed.
+func strictStd(data []byte, v any) error {
+	if !json.Valid(data) {
+		return json.Unmarshal(data, v)
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	return dec.Decode(v)
+}
+
+func FuzzDecode(f *testing.F) {
+	f.Add([]byte(`{"properties":{"startTime":"2012-08-04T00:00Z","recurrence":{"frequency":"week","schedule":{"weekDays":["monday"],"hours":[10,22]}}}}`))
+	f.Add([]byte(`{"properties":{"action":{"serviceBusTopicMessage":{"topicPath":"t","message":"m","customMessageProperties":{"a":"b"}}}}}`))
+	f.Add([]byte(`{"properties":{"recurrence":{"interval":1e2,"count":-0,"schedule":{"monthDays":[1,-1]}}}}`))
+	f.Add([]byte(`{"Properties":{"RECURRENCE":null},"name":"x","id":"y"}`))
+	f.Add([]byte(`[1,2,{"a":null}]`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		var got JobDefinition
+		err := Decode(data, &got)
+		var std JobDefinition
+		stdErr := strictStd(data, &std)
+		if (err == nil) != (stdErr == nil) {
+			t.Fatalf("Decode err = %v, encoding/json err = %v", err, stdErr)
+		}
+		if err == nil && !reflect.DeepEqual(got, std) {
+			t.Fatalf("Decode = %+v, encoding/json = %+v", got, std)
+		}
+		if err != nil {
+			ps, ok := err.(Problems)
+			if !ok || len(ps) == 0 {
+				t.Fatalf("error %v is not a non-empty Problems", err)
+			}
+		}
+	})
+}
