@@ -1,0 +1,98 @@
+package client
+
+import (
+	"fmt"
+	"strings"
+)
+
+// CollectionID names a job collection; its String form is the ARM id
+// /subscriptions/{s}/resourceGroups/{rg}/providers/Microsoft.Scheduler/jobCollections/{name}.
+type CollectionID struct {
+	Subscription  string
+	ResourceGroup string
+	Name          string
+}
+
+// JobID names a job: its collection and its name.
+type JobID struct {
+	CollectionID
+	Name string
+}
+
+// String returns the ARM id of the collection.
+func (id CollectionID) String() string {
+	return "/subscriptions/" + id.Subscription + "/resourceGroups/" + id.ResourceGroup +
+		"/providers/Microsoft.Scheduler/jobCollections/" + id.Name
+}
+
+// String returns the ARM id of the job.
+func (id JobID) String() string {
+	return id.CollectionID.String() + "/jobs/" + id.Name
+}
+
+// path is the URL path of the collection, each name escaped.
+func (id CollectionID) path() string {
+	return "/subscriptions/" + escape(id.Subscription) + "/resourceGroups/" + escape(id.ResourceGroup) +
+		"/providers/Microsoft.Scheduler/jobCollections/" + escape(id.Name)
+}
+
+func (id JobID) path() string {
+	return id.CollectionID.path() + "/jobs/" + escape(id.Name)
+}
+
+// ParseCollectionID parses a job collection's ARM id. Segment names (subscriptions,
+// resourceGroups, providers, jobCollections) match case-insensitively, as ARM's do.
+func ParseCollectionID(s string) (CollectionID, error) {
+	seg, err := segments(s, 8)
+	if err != nil {
+		return CollectionID{}, fmt.Errorf("job collection id %q: %w (want %s)", s, err, collectionShape)
+	}
+	return collectionFrom(s, seg)
+}
+
+// ParseJobID parses a job's ARM id.
+func ParseJobID(s string) (JobID, error) {
+	seg, err := segments(s, 10)
+	if err != nil {
+		return JobID{}, fmt.Errorf("job id %q: %w (want %s/jobs/{job})", s, err, collectionShape)
+	}
+	c, err := collectionFrom(s, seg[:8])
+	if err != nil {
+		return JobID{}, err
+	}
+	if !strings.EqualFold(seg[8], "jobs") {
+		return JobID{}, fmt.Errorf("job id %q: segment 9 is %q, want \"jobs\" (want %s/jobs/{job})", s, seg[8], collectionShape)
+	}
+	return JobID{CollectionID: c, Name: seg[9]}, nil
+}
+
+const collectionShape = "/subscriptions/{subscription}/resourceGroups/{resourceGroup}/providers/Microsoft.Scheduler/jobCollections/{collection}"
+
+func segments(s string, n int) ([]string, error) {
+	if !strings.HasPrefix(s, "/") {
+		return nil, fmt.Errorf("does not start with /")
+	}
+	seg := strings.Split(strings.TrimPrefix(s, "/"), "/")
+	if len(seg) != n {
+		return nil, fmt.Errorf("has %d segments, want %d", len(seg), n)
+	}
+	for i, v := range seg {
+		if v == "" {
+			return nil, fmt.Errorf("segment %d is empty", i+1)
+		}
+	}
+	return seg, nil
+}
+
+func collectionFrom(s string, seg []string) (CollectionID, error) {
+	want := [...]struct {
+		at   int
+		name string
+	}{{0, "subscriptions"}, {2, "resourceGroups"}, {4, "providers"}, {5, "Microsoft.Scheduler"}, {6, "jobCollections"}}
+	for _, w := range want {
+		if !strings.EqualFold(seg[w.at], w.name) {
+			return CollectionID{}, fmt.Errorf("id %q: segment %d is %q, want %q (want %s)", s, w.at+1, seg[w.at], w.name, collectionShape)
+		}
+	}
+	return CollectionID{Subscription: seg[1], ResourceGroup: seg[3], Name: seg[7]}, nil
+}
