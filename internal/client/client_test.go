@@ -279,7 +279,7 @@ func TestParseIDs(t *testing.T) {
 	}
 	for in, want := range map[string]string{
 		"subscriptions/s": `job collection id "subscriptions/s": does not start with / (want /subscriptions/{subscription}/resourceGroups/{resourceGroup}/providers/Microsoft.Scheduler/jobCollections/{collection})`,
-		"/subscriptions/s/resourceGroups/rg/providers/Microsoft.Web/jobCollections/jc": `id "/subscriptions/s/resourceGroups/rg/providers/Microsoft.Web/jobCollections/jc": segment 6 is "Microsoft.Web", want "Microsoft.Scheduler" (want /subscriptions/{subscription}/resourceGroups/{resourceGroup}/providers/Microsoft.Scheduler/jobCollections/{collection})`,
+		"/subscriptions/s/resourceGroups/rg/providers/Microsoft.Web/jobCollections/jc":      `id "/subscriptions/s/resourceGroups/rg/providers/Microsoft.Web/jobCollections/jc": segment 6 is "Microsoft.Web", want "Microsoft.Scheduler" (want /subscriptions/{subscription}/resourceGroups/{resourceGroup}/providers/Microsoft.Scheduler/jobCollections/{collection})`,
 		"/subscriptions//resourceGroups/rg/providers/Microsoft.Scheduler/jobCollections/jc": `job collection id "/subscriptions//resourceGroups/rg/providers/Microsoft.Scheduler/jobCollections/jc": segment 2 is empty (want /subscriptions/{subscription}/resourceGroups/{resourceGroup}/providers/Microsoft.Scheduler/jobCollections/{collection})`,
 	} {
 		if _, err := ParseCollectionID(in); err == nil || err.Error() != want {
