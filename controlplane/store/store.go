@@ -57,6 +57,9 @@ type Job struct {
 	UpdatedAt    time.Time
 	Status       JobStatus
 	Version      int64 // bumped by every write; conditional writes compare it
+	// CollectionState is the state of the job's collection, filled by every read (ignored by
+	// JobPut): the dispatcher fires a job only when it is Enabled.
+	CollectionState string
 }
 
 // JobStatus is the job's execution state.
@@ -137,6 +140,7 @@ type JobCountParams struct {
 type HistoryEntry struct {
 	ID                    int64
 	JobID                 int64
+	ExecutionID           int64 // the execution the attempt belongs to (0: none)
 	ExecutionTag          string
 	ActionName            string // MainAction, ErrorAction
 	Status                string // Completed, Failed, Postponed
@@ -156,8 +160,8 @@ type HistoryListParams struct {
 }
 
 // Driver is a storage backend. Every method is safe for concurrent use. The dispatcher's
-// methods (claiming due occurrences, recording attempts in batches, purging) are declared next to
-// these by the dispatcher's author.
+// methods (claiming due occurrences, recording attempts in batches, purging) are in Dispatch,
+// which every driver implements too.
 type Driver interface {
 	CollectionGet(ctx context.Context, params CollectionGetParams) (*Collection, error)
 	CollectionList(ctx context.Context, params CollectionListParams) ([]*Collection, error)
@@ -173,6 +177,8 @@ type Driver interface {
 	JobDelete(ctx context.Context, params JobDeleteParams) error
 
 	HistoryList(ctx context.Context, params HistoryListParams) ([]*HistoryEntry, error)
+
+	Dispatch
 
 	Close() error
 }

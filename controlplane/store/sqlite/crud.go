@@ -1,0 +1,424 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/store"
+)
+
+// scanner is a *sql.Row or *sql.Rows.
+type scanner interface {
+	Scan(dest ...any) error
+}
+
+const collectionColumns = `id, subscription, resource_group, name, location, tags, properties, created_at, updated_at, version`
+
+func scanCollection(s scanner) (*store.Collection, error) {
+	var (
+		c                store.Collection
+		tags, props      string
+		created, updated int64
+	)
+	err := s.Scan(&c.ID, &c.Key.Subscription, &c.Key.ResourceGroup, &c.Key.Name, &c.Location, &tags, &props, &created, &updated, &c.Version)
+	if err != nil {
+		return nil, err
+	}
+	if err := json.Unmarshal([]byte(tags), &c.Tags); err != nil {
+		return nil, fmt.Errorf("collection %d tags: %w", c.ID, err)
+	}
+	if err := json.Unmarshal([]byte(props), &c.Properties); err != nil {
+		return nil, fmt.Errorf("collection %d properties: %w", c.ID, err)
+	}
+	c.CreatedAt, c.UpdatedAt = fromNanos(created), fromNanos(updated)
+	return &c, nil
+}
+
+// CollectionGet returns one collection or store.ErrNotFound.
+func (d *Driver) CollectionGet(ctx context.Context, params store.CollectionGetParams) (*store.Collection, error) {
+	k := params.Key
+	row := d.r.QueryRowContext(ctx, `SELECT `+collectionColumns+` FROM collections WHERE sub_key = ? AND rg_key = ? AND name_key = ?`,
+		key(k.Subscription), key(k.ResourceGroup), key(k.Name))
+	c, err := scanCollection(row)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, fmt.Errorf("collection %s/%s/%s: %w", k.Subscription, k.ResourceGroup, k.Name, store.ErrNotFound)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("collection get: %w", err)
+	}
+	return c, nil
+}
+
+// CollectionList lists a subscription's collections by (resource group, name).
+func (d *Driver) CollectionList(ctx context.Context, params store.CollectionListParams) ([]*store.Collection, error) {
+	q := `SELECT ` + collectionColumns + ` FROM collections WHERE sub_key = ?`
+	args := []any{key(params.Subscription)}
+	if params.ResourceGroup != "" {
+		q += ` AND rg_key = ?`
+		args = append(args, key(params.ResourceGroup))
+	}
+	q += ` ORDER BY rg_key, name_key LIMIT ? OFFSET ?`
+	args = append(args, limit(params.Limit), max(params.Skip, 0))
+	rows, err := d.r.QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, fmt.Errorf("collection list: %w", err)
+	}
+	defer rows.Close()
+	out := []*store.Collection{}
+	for rows.Next() {
+		c, err := scanCollection(rows)
+		if err != nil {
+			return nil, fmt.Errorf("collection list: %w", err)
+		}
+		out = append(out, c)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("collection list: %w", err)
+	}
+	return out, nil
+}
+
+// CollectionPut creates or replaces a collection.
+func (d *Driver) CollectionPut(ctx context.Context, params store.CollectionPutParams) (*store.Collection, bool, error) {
+	c := params.Collection
+	k := c.Key
+	tags, err := json.Marshal(c.Tags)
+	if err != nil {
+		return nil, false, fmt.Errorf("collection put: tags: %w", err)
+	}
+	props, err := json.Marshal(c.Properties)
+	if err != nil {
+		return nil, false, fmt.Errorf("collection put: properties: %w", err)
+	}
+	now := nanos(params.Now)
+	var (
+		out     *store.Collection
+		created bool
+	)
+	err = d.tx(ctx, func(tx *sql.Tx) error {
+		var id, version int64
+		err := tx.QueryRowContext(ctx, `SELECT id, version FROM collections WHERE sub_key = ? AND rg_key = ? AND name_key = ?`,
+			key(k.Subscription), key(k.ResourceGroup), key(k.Name)).Scan(&id, &version)
+		switch {
+		case errors.Is(err, sql.ErrNoRows):
+			if params.ExpectVersion > 0 {
+				return fmt.Errorf("collection %s: expected version %d, found none: %w", k.Name, params.ExpectVersion, store.ErrConflict)
+			}
+			err = tx.QueryRowContext(ctx, `INSERT INTO collections
+				(subscription, resource_group, name, sub_key, rg_key, name_key, location, tags, properties, state, created_at, updated_at, version)
+				VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1) RETURNING id`,
+				k.Subscription, k.ResourceGroup, k.Name, key(k.Subscription), key(k.ResourceGroup), key(k.Name),
+				c.Location, string(tags), string(props), c.Properties.State, now, now).Scan(&id)
+			if err != nil {
+				return err
+			}
+			created = true
+		case err != nil:
+			return err
+		default:
+			if params.ExpectVersion > 0 && params.ExpectVersion != version {
+				return fmt.Errorf("collection %s: expected version %d, found %d: %w", k.Name, params.ExpectVersion, version, store.ErrConflict)
+			}
+			_, err = tx.ExecContext(ctx, `UPDATE collections SET location = ?, tags = ?, properties = ?, state = ?, updated_at = ?, version = version + 1 WHERE id = ?`,
+				c.Location, string(tags), string(props), c.Properties.State, now, id)
+			if err != nil {
+				return err
+			}
+		}
+		out, err = scanCollection(tx.QueryRowContext(ctx, `SELECT `+collectionColumns+` FROM collections WHERE id = ?`, id))
+		return err
+	})
+	if err != nil {
+		return nil, false, fmt.Errorf("collection put: %w", err)
+	}
+	return out, created, nil
+}
+
+// CollectionDelete deletes a collection with its jobs, executions and history.
+func (d *Driver) CollectionDelete(ctx context.Context, params store.CollectionDeleteParams) error {
+	k := params.Key
+	res, err := d.w.ExecContext(ctx, `DELETE FROM collections WHERE sub_key = ? AND rg_key = ? AND name_key = ?`,
+		key(k.Subscription), key(k.ResourceGroup), key(k.Name))
+	if err != nil {
+		return fmt.Errorf("collection delete: %w", err)
+	}
+	if n, err := res.RowsAffected(); err != nil {
+		return fmt.Errorf("collection delete: %w", err)
+	} else if n == 0 {
+		return fmt.Errorf("collection %s: %w", k.Name, store.ErrNotFound)
+	}
+	return nil
+}
+
+const jobColumns = `j.id, j.collection_id, c.subscription, c.resource_group, c.name, c.state, j.name, j.properties, j.state,
+	j.created_at, j.updated_at, j.version, j.execution_count, j.failure_count, j.faulted_count, j.consecutive_faults,
+	j.last_execution_time, j.next_execution_time`
+
+const jobFrom = ` FROM jobs j JOIN collections c ON c.id = j.collection_id`
+
+func scanJob(s scanner) (*store.Job, error) {
+	var (
+		j                            store.Job
+		props                        string
+		created, updated             int64
+		lastExecution, nextExecution int64
+	)
+	err := s.Scan(&j.ID, &j.CollectionID, &j.Key.Subscription, &j.Key.ResourceGroup, &j.Key.CollectionKey.Name, &j.CollectionState,
+		&j.Key.Name, &props, &j.State, &created, &updated, &j.Version,
+		&j.Status.ExecutionCount, &j.Status.FailureCount, &j.Status.FaultedCount, &j.Status.ConsecutiveFaults,
+		&lastExecution, &nextExecution)
+	if err != nil {
+		return nil, err
+	}
+	if err := json.Unmarshal([]byte(props), &j.Properties); err != nil {
+		return nil, fmt.Errorf("job %d properties: %w", j.ID, err)
+	}
+	j.CreatedAt, j.UpdatedAt = fromNanos(created), fromNanos(updated)
+	j.Status.LastExecutionTime, j.Status.NextExecutionTime = fromNanos(lastExecution), fromNanos(nextExecution)
+	return &j, nil
+}
+
+func scanJobs(rows *sql.Rows) ([]*store.Job, error) {
+	defer rows.Close()
+	out := []*store.Job{}
+	for rows.Next() {
+		j, err := scanJob(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, j)
+	}
+	return out, rows.Err()
+}
+
+const whereJobKey = ` WHERE c.sub_key = ? AND c.rg_key = ? AND c.name_key = ? AND j.name_key = ?`
+
+func jobKeyArgs(k store.JobKey) []any {
+	return []any{key(k.Subscription), key(k.ResourceGroup), key(k.CollectionKey.Name), key(k.Name)}
+}
+
+// JobGet returns one job or store.ErrNotFound.
+func (d *Driver) JobGet(ctx context.Context, params store.JobGetParams) (*store.Job, error) {
+	j, err := scanJob(d.r.QueryRowContext(ctx, `SELECT `+jobColumns+jobFrom+whereJobKey, jobKeyArgs(params.Key)...))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, fmt.Errorf("job %s/%s: %w", params.Key.CollectionKey.Name, params.Key.Name, store.ErrNotFound)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("job get: %w", err)
+	}
+	return j, nil
+}
+
+// collectionID finds a collection's ID (store.ErrNotFound when absent).
+func collectionID(ctx context.Context, q interface {
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+}, k store.CollectionKey) (int64, error) {
+	var id int64
+	err := q.QueryRowContext(ctx, `SELECT id FROM collections WHERE sub_key = ? AND rg_key = ? AND name_key = ?`,
+		key(k.Subscription), key(k.ResourceGroup), key(k.Name)).Scan(&id)
+	if errors.Is(err, sql.ErrNoRows) {
+		return 0, fmt.Errorf("collection %s: %w", k.Name, store.ErrNotFound)
+	}
+	return id, err
+}
+
+// JobList lists a collection's jobs by name (store.ErrNotFound when the collection is absent).
+func (d *Driver) JobList(ctx context.Context, params store.JobListParams) ([]*store.Job, error) {
+	cid, err := collectionID(ctx, d.r, params.Collection)
+	if err != nil {
+		return nil, fmt.Errorf("job list: %w", err)
+	}
+	q := `SELECT ` + jobColumns + jobFrom + ` WHERE j.collection_id = ?`
+	args := []any{cid}
+	if params.State != "" {
+		q += ` AND lower(j.state) = ?`
+		args = append(args, key(params.State))
+	}
+	q += ` ORDER BY j.name_key LIMIT ? OFFSET ?`
+	args = append(args, limit(params.Limit), max(params.Skip, 0))
+	rows, err := d.r.QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, fmt.Errorf("job list: %w", err)
+	}
+	jobs, err := scanJobs(rows)
+	if err != nil {
+		return nil, fmt.Errorf("job list: %w", err)
+	}
+	return jobs, nil
+}
+
+// JobCount counts a collection's jobs (store.ErrNotFound when the collection is absent).
+func (d *Driver) JobCount(ctx context.Context, params store.JobCountParams) (int, error) {
+	cid, err := collectionID(ctx, d.r, params.Collection)
+	if err != nil {
+		return 0, fmt.Errorf("job count: %w", err)
+	}
+	var n int
+	if err := d.r.QueryRowContext(ctx, `SELECT count(*) FROM jobs WHERE collection_id = ?`, cid).Scan(&n); err != nil {
+		return 0, fmt.Errorf("job count: %w", err)
+	}
+	return n, nil
+}
+
+func isFinal(state string) bool {
+	return state == store.JobStateCompleted || state == store.JobStateFaulted
+}
+
+// JobPut creates or replaces a job.
+func (d *Driver) JobPut(ctx context.Context, params store.JobPutParams) (*store.Job, bool, error) {
+	j := params.Job
+	props := j.Properties
+	props.Status = nil
+	body, err := json.Marshal(props)
+	if err != nil {
+		return nil, false, fmt.Errorf("job put: properties: %w", err)
+	}
+	now := nanos(params.Now)
+	st := j.Status
+	var (
+		out     *store.Job
+		created bool
+	)
+	err = d.tx(ctx, func(tx *sql.Tx) error {
+		cid, err := collectionID(ctx, tx, j.Key.CollectionKey)
+		if err != nil {
+			return err
+		}
+		var (
+			id, version int64
+			oldState    string
+			oldFinal    int64
+		)
+		err = tx.QueryRowContext(ctx, `SELECT id, version, state, final_at FROM jobs WHERE collection_id = ? AND name_key = ?`,
+			cid, key(j.Key.Name)).Scan(&id, &version, &oldState, &oldFinal)
+		switch {
+		case errors.Is(err, sql.ErrNoRows):
+			if params.ExpectVersion > 0 {
+				return fmt.Errorf("job %s: expected version %d, found none: %w", j.Key.Name, params.ExpectVersion, store.ErrConflict)
+			}
+			if params.MaxJobs > 0 {
+				var n int
+				if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM jobs WHERE collection_id = ?`, cid).Scan(&n); err != nil {
+					return err
+				}
+				if n >= params.MaxJobs {
+					return fmt.Errorf("collection %s holds %d jobs, the maximum is %d: %w", j.Key.CollectionKey.Name, n, params.MaxJobs, store.ErrQuota)
+				}
+			}
+			var final int64
+			if isFinal(j.State) {
+				final = now
+			}
+			err = tx.QueryRowContext(ctx, `INSERT INTO jobs
+				(collection_id, name, name_key, properties, state, created_at, updated_at, version,
+				 execution_count, failure_count, faulted_count, consecutive_faults, last_execution_time, next_execution_time, final_at)
+				VALUES (?, ?, ?, ?, ?, ?, ?, 1, ?, ?, ?, ?, ?, ?, ?) RETURNING id`,
+				cid, j.Key.Name, key(j.Key.Name), string(body), j.State, now, now,
+				st.ExecutionCount, st.FailureCount, st.FaultedCount, st.ConsecutiveFaults,
+				nanos(st.LastExecutionTime), nanos(st.NextExecutionTime), final).Scan(&id)
+			if err != nil {
+				return err
+			}
+			created = true
+		case err != nil:
+			return err
+		default:
+			if params.ExpectVersion > 0 && params.ExpectVersion != version {
+				return fmt.Errorf("job %s: expected version %d, found %d: %w", j.Key.Name, params.ExpectVersion, version, store.ErrConflict)
+			}
+			var final int64
+			switch {
+			case isFinal(j.State) && isFinal(oldState) && oldFinal > 0:
+				final = oldFinal
+			case isFinal(j.State):
+				final = now
+			}
+			_, err = tx.ExecContext(ctx, `UPDATE jobs SET properties = ?, state = ?, updated_at = ?, version = version + 1,
+				execution_count = ?, failure_count = ?, faulted_count = ?, consecutive_faults = ?,
+				last_execution_time = ?, next_execution_time = ?, final_at = ? WHERE id = ?`,
+				string(body), j.State, now, st.ExecutionCount, st.FailureCount, st.FaultedCount, st.ConsecutiveFaults,
+				nanos(st.LastExecutionTime), nanos(st.NextExecutionTime), final, id)
+			if err != nil {
+				return err
+			}
+		}
+		out, err = scanJob(tx.QueryRowContext(ctx, `SELECT `+jobColumns+jobFrom+` WHERE j.id = ?`, id))
+		return err
+	})
+	if err != nil {
+		return nil, false, fmt.Errorf("job put: %w", err)
+	}
+	return out, created, nil
+}
+
+// JobDelete deletes a job with its executions and history.
+func (d *Driver) JobDelete(ctx context.Context, params store.JobDeleteParams) error {
+	k := params.Key
+	res, err := d.w.ExecContext(ctx, `DELETE FROM jobs WHERE id IN (SELECT j.id`+jobFrom+whereJobKey+`)`, jobKeyArgs(k)...)
+	if err != nil {
+		return fmt.Errorf("job delete: %w", err)
+	}
+	if n, err := res.RowsAffected(); err != nil {
+		return fmt.Errorf("job delete: %w", err)
+	} else if n == 0 {
+		return fmt.Errorf("job %s/%s: %w", k.CollectionKey.Name, k.Name, store.ErrNotFound)
+	}
+	return nil
+}
+
+const historyColumns = `id, job_id, execution_id, execution_tag, action_name, status, message, retry_count, repeat_count,
+	expected_execution_time, start_time, end_time`
+
+func scanHistory(s scanner) (*store.HistoryEntry, error) {
+	var (
+		h                    store.HistoryEntry
+		expected, start, end int64
+	)
+	err := s.Scan(&h.ID, &h.JobID, &h.ExecutionID, &h.ExecutionTag, &h.ActionName, &h.Status, &h.Message,
+		&h.RetryCount, &h.RepeatCount, &expected, &start, &end)
+	if err != nil {
+		return nil, err
+	}
+	h.ExpectedExecutionTime, h.StartTime, h.EndTime = fromNanos(expected), fromNanos(start), fromNanos(end)
+	return &h, nil
+}
+
+// HistoryList lists a job's history newest first (store.ErrNotFound when the job is absent).
+func (d *Driver) HistoryList(ctx context.Context, params store.HistoryListParams) ([]*store.HistoryEntry, error) {
+	var jobID int64
+	err := d.r.QueryRowContext(ctx, `SELECT j.id`+jobFrom+whereJobKey, jobKeyArgs(params.Job)...).Scan(&jobID)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, fmt.Errorf("history list: job %s: %w", params.Job.Name, store.ErrNotFound)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("history list: %w", err)
+	}
+	q := `SELECT ` + historyColumns + ` FROM history WHERE job_id = ?`
+	args := []any{jobID}
+	if params.Status != "" {
+		q += ` AND lower(status) = ?`
+		args = append(args, key(params.Status))
+	}
+	q += ` ORDER BY id DESC LIMIT ? OFFSET ?`
+	args = append(args, limit(params.Limit), max(params.Skip, 0))
+	rows, err := d.r.QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, fmt.Errorf("history list: %w", err)
+	}
+	defer rows.Close()
+	out := []*store.HistoryEntry{}
+	for rows.Next() {
+		h, err := scanHistory(rows)
+		if err != nil {
+			return nil, fmt.Errorf("history list: %w", err)
+		}
+		out = append(out, h)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("history list: %w", err)
+	}
+	return out, nil
+}

@@ -1,0 +1,208 @@
+// Package sqlite is the embedded store: one SQLite file (modernc.org/sqlite, pure Go) in WAL mode.
+//
+// Writes go through one connection (SQLite serializes writers anyway, and one connection avoids
+// SQLITE_BUSY between our own writers); reads use a small pool of read-only connections, which
+// WAL lets run beside the writer. Transactions start IMMEDIATE so a writer never has to upgrade
+// a read lock.
+//
+// Durability: the database runs with synchronous=NORMAL in WAL mode. A committed transaction is
+// in the WAL file once Commit returns, so it survives the process being killed (SIGKILL, panic,
+// OOM); only a power loss or OS crash can lose the last transactions before a checkpoint. The
+// daemon's promise (at-least-once delivery) is about process crashes, so NORMAL is durable
+// enough and several times faster than FULL.
+//
+// The schema is versioned: migrations are embedded SQL files applied in order, each in its own
+// transaction, and the schema_version table records the last one applied, so a newer binary
+// upgrades an older file and an older binary refuses a newer file.
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"embed"
+	"errors"
+	"fmt"
+	"net/url"
+	"path"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/store"
+
+	_ "modernc.org/sqlite" // registers the "sqlite" database/sql driver
+)
+
+//go:embed migration/*.sql
+var migrations embed.FS
+
+// readers is the size of the read-only connection pool.
+const readers = 4
+
+// Driver is a store.Driver on one SQLite file.
+type Driver struct {
+	w *sql.DB // one writer connection
+	r *sql.DB // read-only pool
+}
+
+var _ store.Driver = (*Driver)(nil)
+
+// Open opens (creating when absent) the database file at path and brings its schema up to date.
+func Open(ctx context.Context, path string) (*Driver, error) {
+	common := url.Values{}
+	common.Add("_pragma", "busy_timeout(10000)")
+	common.Add("_pragma", "journal_mode(WAL)")
+	common.Add("_pragma", "synchronous(NORMAL)")
+	common.Add("_pragma", "foreign_keys(1)")
+	common.Set("_txlock", "immediate")
+	w, err := sql.Open("sqlite", "file:"+path+"?"+common.Encode())
+	if err != nil {
+		return nil, fmt.Errorf("open %s: %w", path, err)
+	}
+	w.SetMaxOpenConns(1)
+	w.SetMaxIdleConns(1)
+	w.SetConnMaxLifetime(0)
+	d := &Driver{w: w}
+	if err := d.migrate(ctx); err != nil {
+		_ = w.Close()
+		return nil, fmt.Errorf("open %s: %w", path, err)
+	}
+	ro := url.Values{}
+	ro.Add("_pragma", "busy_timeout(10000)")
+	ro.Add("_pragma", "foreign_keys(1)")
+	ro.Add("_pragma", "query_only(1)")
+	r, err := sql.Open("sqlite", "file:"+path+"?"+ro.Encode())
+	if err != nil {
+		_ = w.Close()
+		return nil, fmt.Errorf("open %s: %w", path, err)
+	}
+	r.SetMaxOpenConns(readers)
+	r.SetMaxIdleConns(readers)
+	d.r = r
+	return d, nil
+}
+
+// Close closes the database.
+func (d *Driver) Close() error {
+	return errors.Join(d.r.Close(), d.w.Close())
+}
+
+// SchemaVersion returns the version of the last migration applied.
+func (d *Driver) SchemaVersion(ctx context.Context) (int, error) {
+	var v int
+	if err := d.w.QueryRowContext(ctx, `SELECT version FROM schema_version`).Scan(&v); err != nil {
+		return 0, fmt.Errorf("schema version: %w", err)
+	}
+	return v, nil
+}
+
+type migration struct {
+	version int
+	name    string
+}
+
+func (d *Driver) migrate(ctx context.Context) error {
+	entries, err := migrations.ReadDir("migration")
+	if err != nil {
+		return fmt.Errorf("migrations: %w", err)
+	}
+	var ms []migration
+	for _, e := range entries {
+		n, _, ok := strings.Cut(e.Name(), "_")
+		if !ok {
+			return fmt.Errorf("migration %s: name must start with NNNN_", e.Name())
+		}
+		v, err := strconv.Atoi(n)
+		if err != nil {
+			return fmt.Errorf("migration %s: %w", e.Name(), err)
+		}
+		ms = append(ms, migration{version: v, name: e.Name()})
+	}
+	sort.Slice(ms, func(i, j int) bool { return ms[i].version < ms[j].version })
+
+	if _, err := d.w.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)`); err != nil {
+		return fmt.Errorf("schema_version: %w", err)
+	}
+	current := 0
+	switch err := d.w.QueryRowContext(ctx, `SELECT version FROM schema_version`).Scan(&current); {
+	case errors.Is(err, sql.ErrNoRows):
+		if _, err := d.w.ExecContext(ctx, `INSERT INTO schema_version (version) VALUES (0)`); err != nil {
+			return fmt.Errorf("schema_version: %w", err)
+		}
+	case err != nil:
+		return fmt.Errorf("schema_version: %w", err)
+	}
+	if len(ms) > 0 && current > ms[len(ms)-1].version {
+		return fmt.Errorf("database schema version %d is newer than this binary's %d", current, ms[len(ms)-1].version)
+	}
+	for _, m := range ms {
+		if m.version <= current {
+			continue
+		}
+		body, err := migrations.ReadFile(path.Join("migration", m.name))
+		if err != nil {
+			return fmt.Errorf("migration %s: %w", m.name, err)
+		}
+		err = d.tx(ctx, func(tx *sql.Tx) error {
+			if _, err := tx.ExecContext(ctx, string(body)); err != nil {
+				return err
+			}
+			_, err := tx.ExecContext(ctx, `UPDATE schema_version SET version = ?`, m.version)
+			return err
+		})
+		if err != nil {
+			return fmt.Errorf("migration %s: %w", m.name, err)
+		}
+	}
+	return nil
+}
+
+// tx runs fn in a write transaction, committing when it returns nil.
+func (d *Driver) tx(ctx context.Context, fn func(tx *sql.Tx) error) error {
+	tx, err := d.w.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("begin: %w", err)
+	}
+	if err := fn(tx); err != nil {
+		_ = tx.Rollback()
+		return err
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("commit: %w", err)
+	}
+	return nil
+}
+
+// nanos stores a time: Unix nanoseconds, 0 for the zero time.
+func nanos(t time.Time) int64 {
+	if t.IsZero() {
+		return 0
+	}
+	return t.UnixNano()
+}
+
+// fromNanos reads a stored time back (in UTC).
+func fromNanos(n int64) time.Time {
+	if n == 0 {
+		return time.Time{}
+	}
+	return time.Unix(0, n).UTC()
+}
+
+// limit maps "0: no limit" to SQLite's -1.
+func limit(n int) int {
+	if n <= 0 {
+		return -1
+	}
+	return n
+}
+
+func key(s string) string { return strings.ToLower(s) }
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}

@@ -1,0 +1,86 @@
+package sqlite_test
+
+import (
+	"database/sql"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/store"
+	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/store/sqlite"
+	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/store/storetest"
+)
+
+func open(t *testing.T) *sqlite.Driver {
+	t.Helper()
+	d, err := sqlite.Open(t.Context(), filepath.Join(t.TempDir(), "scheduler.db"))
+	if err != nil {
+		t.Fatalf("open: %v", err)
+	}
+	t.Cleanup(func() {
+		if err := d.Close(); err != nil {
+			t.Errorf("close: %v", err)
+		}
+	})
+	return d
+}
+
+func TestConformance(t *testing.T) {
+	storetest.Run(t, func(t *testing.T) store.Driver { return open(t) })
+}
+
+func TestReopenKeepsDataAndSchemaVersion(t *testing.T) {
+	ctx := t.Context()
+	path := filepath.Join(t.TempDir(), "scheduler.db")
+	d, err := sqlite.Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	key := store.CollectionKey{Subscription: "s", ResourceGroup: "rg", Name: "c"}
+	if _, _, err := d.CollectionPut(ctx, store.CollectionPutParams{Collection: store.Collection{Key: key}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.Close(); err != nil {
+		t.Fatal(err)
+	}
+	d2, err := sqlite.Open(ctx, path)
+	if err != nil {
+		t.Fatalf("reopen: %v", err)
+	}
+	defer func() { _ = d2.Close() }()
+	v, err := d2.SchemaVersion(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v != 1 {
+		t.Fatalf("schema version = %d, want 1", v)
+	}
+	c, err := d2.CollectionGet(ctx, store.CollectionGetParams{Key: key})
+	if err != nil {
+		t.Fatalf("get after reopen: %v", err)
+	}
+	if c.Version != 1 || c.Key != key {
+		t.Fatalf("after reopen: %+v", c)
+	}
+}
+
+func TestOpenRefusesNewerSchema(t *testing.T) {
+	ctx := t.Context()
+	path := filepath.Join(t.TempDir(), "scheduler.db")
+	db, err := sql.Open("sqlite", "file:"+path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []string{`CREATE TABLE schema_version (version INTEGER NOT NULL)`, `INSERT INTO schema_version VALUES (99)`} {
+		if _, err := db.ExecContext(ctx, q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	_, err = sqlite.Open(ctx, path)
+	if err == nil || !strings.Contains(err.Error(), "schema version 99 is newer than this binary's 1") {
+		t.Fatalf("open of a newer schema: err = %v", err)
+	}
+}
