@@ -1,0 +1,107 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/schedulerhq/terraform-provider-scheduler/internal/client"
+	"github.com/schedulerhq/terraform-provider-scheduler/internal/wire"
+)
+
+func collectionID(i int) client.CollectionID {
+	return client.CollectionID{Subscription: "bench", ResourceGroup: "bench", Name: fmt.Sprintf("c%04d", i)}
+}
+
+func jobID(o options, i int) client.JobID {
+	return client.JobID{CollectionID: collectionID(i / o.perColl), Name: fmt.Sprintf("j%07d", i)}
+}
+
+// createJobs creates the collections, then the jobs with o.putWorkers concurrent clients, and
+// returns how many jobs it created and how long the job PUTs took.
+func createJobs(ctx context.Context, o options, d *daemon, sinkURL string) (int, time.Duration, error) {
+	collections := (o.jobs + o.perColl - 1) / o.perColl
+	maxJobs := o.perColl
+	for c := 0; c < collections; c++ {
+		def := &wire.JobCollectionDefinition{
+			Location: "local",
+			Properties: &wire.JobCollectionProperties{
+				Sku:   &wire.Sku{Name: "P20Premium"},
+				State: "Enabled",
+				Quota: &wire.JobCollectionQuota{MaxJobCount: &maxJobs},
+			},
+		}
+		if _, err := d.client.CollectionPut(ctx, collectionID(c), def); err != nil {
+			return 0, 0, fmt.Errorf("create collection %d: %w", c, err)
+		}
+	}
+	// Every job starts at a minute boundary in the past plus i mod spread seconds: the first
+	// execution is the first candidate at or after now, so nothing runs late on creation.
+	base := time.Now().UTC().Truncate(time.Minute).Add(-time.Hour)
+	spread := int(o.spread / time.Second)
+	one := 1
+	var next atomic.Int64
+	var firstErr error
+	var errOnce sync.Once
+	var wg sync.WaitGroup
+	start := time.Now()
+	for w := 0; w < o.putWorkers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				i := int(next.Add(1)) - 1
+				if i >= o.jobs || ctx.Err() != nil {
+					return
+				}
+				def := &wire.JobDefinition{Properties: &wire.JobProperties{
+					StartTime: base.Add(time.Duration(i%spread) * time.Second).Format(time.RFC3339),
+					Action: &wire.JobAction{
+						Type:        "Http",
+						Request:     &wire.HTTPRequest{URI: sinkURL, Method: "POST", Body: "bench"},
+						RetryPolicy: &wire.RetryPolicy{RetryType: "None"},
+					},
+					Recurrence: &wire.JobRecurrence{Frequency: "Minute", Interval: &one},
+					State:      "Enabled",
+				}}
+				if _, err := d.client.JobPut(ctx, jobID(o, i), def); err != nil {
+					errOnce.Do(func() { firstErr = fmt.Errorf("create job %d: %w", i, err) })
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	elapsed := time.Since(start)
+	if firstErr != nil {
+		return 0, 0, firstErr
+	}
+	return o.jobs, elapsed, ctx.Err()
+}
+
+// checkDurable reads a sample of jobs back through the API: each must count the observed cycles
+// in its status and have as many history entries.
+func checkDurable(ctx context.Context, d *daemon, o options, created int) error {
+	step := max(1, created/20)
+	for i := 0; i < created; i += step {
+		id := jobID(o, i)
+		job, err := d.client.JobGet(ctx, id)
+		if err != nil {
+			return fmt.Errorf("read back %s: %w", id.Name, err)
+		}
+		st := job.Properties.Status
+		if st == nil || st.ExecutionCount == nil || *st.ExecutionCount < o.cycles {
+			return fmt.Errorf("job %s: status %+v, want executionCount >= %d", id.Name, st, o.cycles)
+		}
+		hist, err := d.client.HistoryList(ctx, client.HistoryListParams{Job: id, Max: 100})
+		if err != nil {
+			return fmt.Errorf("history of %s: %w", id.Name, err)
+		}
+		if len(hist) < o.cycles {
+			return fmt.Errorf("job %s: %d history entries, want >= %d", id.Name, len(hist), o.cycles)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,118 @@
+// Command schedbench is the daemon's load tool. It starts a schedulerd child process on a fresh
+// data directory (embedded SQLite) and an in-process HTTP sink, creates jobs through the API with
+// concurrent clients, lets them fire for a number of minutes, and prints what it measured:
+// job PUTs per second, fires per second, lateness (sink receive time minus the scheduled time the
+// daemon sends in x-ms-scheduler-expected-execution-time), how long a burst of jobs due in the same
+// second took to start, whether history and status were committed, and the daemon's peak RSS.
+//
+//	schedbench --schedulerd bin/schedulerd --jobs 100000 --spread 10s --cycles 2
+//
+// Every job recurs every minute; job i's startTime second is i mod spread, so --spread 10s puts
+// jobs/10 fires in each of the first ten seconds of every minute (100,000 jobs: 10,000 fires/s),
+// --spread 60s spreads them evenly (60,000 jobs: 1,000 fires/s) and --spread 1s makes them all due
+// in the same second.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+)
+
+type options struct {
+	schedulerd string
+	jobs       int
+	spread     time.Duration
+	cycles     int
+	putWorkers int
+	perColl    int
+	daemonArgs string
+	keep       bool
+}
+
+func main() {
+	var o options
+	flag.StringVar(&o.schedulerd, "schedulerd", "bin/schedulerd", "path of the schedulerd binary to start")
+	flag.IntVar(&o.jobs, "jobs", 10000, "jobs to create")
+	flag.DurationVar(&o.spread, "spread", 10*time.Second, "spread of the jobs' due times within each minute (1s..60s)")
+	flag.IntVar(&o.cycles, "cycles", 2, "minutes to observe after every job is created")
+	flag.IntVar(&o.putWorkers, "put-workers", 32, "concurrent API clients creating jobs")
+	flag.IntVar(&o.perColl, "jobs-per-collection", 1000, "jobs per collection (P20Premium allows 1000)")
+	flag.StringVar(&o.daemonArgs, "daemon-args", "", "extra arguments for schedulerd serve, space separated")
+	flag.BoolVar(&o.keep, "keep", false, "keep the data directory")
+	flag.Parse()
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := 0
+	if err := run(ctx, o, os.Stdout); err != nil {
+		fmt.Fprintln(os.Stderr, "schedbench:", err)
+		code = 1
+	}
+	stop()
+	os.Exit(code)
+}
+
+func run(ctx context.Context, o options, out io.Writer) error {
+	if o.spread < time.Second || o.spread > time.Minute {
+		return fmt.Errorf("--spread %s: want 1s..60s", o.spread)
+	}
+	if o.jobs < 1 || o.cycles < 1 || o.putWorkers < 1 || o.perColl < 1 {
+		return errors.New("--jobs, --cycles, --put-workers and --jobs-per-collection must be positive")
+	}
+	s, err := startSink()
+	if err != nil {
+		return err
+	}
+	defer s.close()
+	d, err := startDaemon(ctx, o)
+	if err != nil {
+		return err
+	}
+	defer d.stop(o.keep)
+	fmt.Fprintf(out, "schedulerd %s (pid %d, data %s), sink %s\n", d.endpoint, d.pid(), d.dataDir, s.url)
+
+	created, putElapsed, err := createJobs(ctx, o, d, s.url)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "created %d jobs in %d collections in %s: %.0f PUT/s (%d concurrent clients)\n",
+		created, (created+o.perColl-1)/o.perColl, putElapsed.Round(time.Millisecond),
+		float64(created)/putElapsed.Seconds(), o.putWorkers)
+
+	// Observe whole cycles that start after every job exists.
+	first := time.Now().Truncate(time.Minute).Add(time.Minute)
+	last := first.Add(time.Duration(o.cycles) * time.Minute)
+	fmt.Fprintf(out, "observing %d cycle(s): occurrences due %s .. %s\n", o.cycles,
+		first.UTC().Format(time.RFC3339), last.UTC().Format(time.RFC3339))
+	deadline := last.Add(o.spread).Add(30 * time.Second)
+	want := created * o.cycles
+	for time.Now().Before(deadline) {
+		if s.countBetween(first, last) >= want && time.Now().After(last.Add(-time.Minute).Add(o.spread)) {
+			break
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(250 * time.Millisecond):
+		}
+	}
+	for c := 0; c < o.cycles; c++ {
+		from := first.Add(time.Duration(c) * time.Minute)
+		st := s.stats(from, from.Add(time.Minute))
+		fmt.Fprintf(out, "cycle %d: %d/%d fires; %s\n", c+1, st.count, created, st)
+	}
+	if got := s.countBetween(first, last); got < want {
+		return fmt.Errorf("the sink received %d of the %d fires due in the observed cycles", got, want)
+	}
+	if err := checkDurable(ctx, d, o, created); err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "history and status committed: checked %d jobs, each with executionCount >= %d\n", min(created, 20), o.cycles)
+	fmt.Fprintf(out, "daemon peak RSS: %s\n", d.peakRSS())
+	return nil
+}

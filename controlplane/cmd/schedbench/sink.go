@@ -1,0 +1,139 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"slices"
+	"sync"
+	"time"
+)
+
+// sink is the HTTP target of every job: it records, per delivery, the scheduled time the daemon
+// sent and when the request arrived.
+type sink struct {
+	url string
+	srv *http.Server
+
+	mu         sync.Mutex
+	deliveries []delivery
+	bad        int
+}
+
+type delivery struct {
+	expected time.Time
+	received time.Time
+}
+
+func startSink() (*sink, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, fmt.Errorf("sink: %w", err)
+	}
+	s := &sink{url: "http://" + ln.Addr().String() + "/fire"}
+	s.srv = &http.Server{Handler: http.HandlerFunc(s.serve), ReadHeaderTimeout: 10 * time.Second}
+	go func() { _ = s.srv.Serve(ln) }()
+	return s, nil
+}
+
+func (s *sink) serve(w http.ResponseWriter, r *http.Request) {
+	now := time.Now()
+	_, _ = io.Copy(io.Discard, r.Body)
+	exp, err := time.Parse(time.RFC3339Nano, r.Header.Get("x-ms-scheduler-expected-execution-time"))
+	s.mu.Lock()
+	if err != nil {
+		s.bad++
+	} else {
+		s.deliveries = append(s.deliveries, delivery{expected: exp, received: now})
+	}
+	s.mu.Unlock()
+	w.WriteHeader(http.StatusOK)
+}
+
+func (s *sink) close() { _ = s.srv.Close() }
+
+// countBetween counts deliveries scheduled in [from, to).
+func (s *sink) countBetween(from, to time.Time) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := 0
+	for _, d := range s.deliveries {
+		if !d.expected.Before(from) && d.expected.Before(to) {
+			n++
+		}
+	}
+	return n
+}
+
+type stats struct {
+	count                         int
+	firstDue, lastDue             time.Time
+	firstRecv, lastRecv           time.Time
+	p50, p99, max                 time.Duration
+	busiestDue                    time.Time
+	busiestCount                  int
+	busiestAllWithin              time.Duration
+	deliveriesPerSecondInTheBurst float64
+}
+
+// stats summarizes the deliveries scheduled in [from, to).
+func (s *sink) stats(from, to time.Time) stats {
+	s.mu.Lock()
+	var ds []delivery
+	for _, d := range s.deliveries {
+		if !d.expected.Before(from) && d.expected.Before(to) {
+			ds = append(ds, d)
+		}
+	}
+	s.mu.Unlock()
+	st := stats{count: len(ds)}
+	if len(ds) == 0 {
+		return st
+	}
+	late := make([]time.Duration, len(ds))
+	perDue := map[time.Time][]time.Duration{}
+	st.firstDue, st.lastDue, st.firstRecv, st.lastRecv = ds[0].expected, ds[0].expected, ds[0].received, ds[0].received
+	for i, d := range ds {
+		late[i] = d.received.Sub(d.expected)
+		perDue[d.expected] = append(perDue[d.expected], late[i])
+		if d.expected.Before(st.firstDue) {
+			st.firstDue = d.expected
+		}
+		if d.expected.After(st.lastDue) {
+			st.lastDue = d.expected
+		}
+		if d.received.Before(st.firstRecv) {
+			st.firstRecv = d.received
+		}
+		if d.received.After(st.lastRecv) {
+			st.lastRecv = d.received
+		}
+	}
+	slices.Sort(late)
+	st.p50 = late[len(late)*50/100]
+	st.p99 = late[min(len(late)-1, len(late)*99/100)]
+	st.max = late[len(late)-1]
+	for due, ls := range perDue {
+		if len(ls) > st.busiestCount {
+			st.busiestDue, st.busiestCount = due, len(ls)
+			st.busiestAllWithin = slices.Max(ls)
+		}
+	}
+	// Throughput over the burst: from the first scheduled time to the last delivery.
+	if span := st.lastRecv.Sub(st.firstDue); span > 0 {
+		st.deliveriesPerSecondInTheBurst = float64(len(ds)) / span.Seconds()
+	}
+	return st
+}
+
+func (st stats) String() string {
+	if st.count == 0 {
+		return "no deliveries"
+	}
+	return fmt.Sprintf("%.0f fires/s from the first due time to the last delivery (%s); lateness p50 %s p99 %s max %s; "+
+		"busiest second %s: %d jobs all started within %s",
+		st.deliveriesPerSecondInTheBurst, st.lastRecv.Sub(st.firstDue).Round(time.Millisecond),
+		st.p50.Round(100*time.Microsecond), st.p99.Round(100*time.Microsecond), st.max.Round(100*time.Microsecond),
+		st.busiestDue.UTC().Format("15:04:05"), st.busiestCount, st.busiestAllWithin.Round(time.Millisecond))
+}

@@ -1,0 +1,48 @@
+package main
+
+import (
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestSinkStats(t *testing.T) {
+	s, err := startSink()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.close()
+	due := time.Date(2026, 11, 22, 3, 0, 0, 0, time.UTC)
+	for _, exp := range []string{"2026-11-22T03:00:00Z", "2026-11-22T03:00:00Z", "2026-11-22T03:00:01Z", "not a time"} {
+		req, err := http.NewRequest(http.MethodPost, s.url, strings.NewReader("x"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("x-ms-scheduler-expected-execution-time", exp)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_ = resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			t.Fatalf("status %d", resp.StatusCode)
+		}
+	}
+	if got := s.countBetween(due, due.Add(time.Second)); got != 2 {
+		t.Errorf("countBetween(03:00:00, 03:00:01) = %d, want 2", got)
+	}
+	if got := s.countBetween(due, due.Add(time.Minute)); got != 3 {
+		t.Errorf("countBetween(03:00, 03:01) = %d, want 3", got)
+	}
+	if s.bad != 1 {
+		t.Errorf("bad = %d, want 1 (the delivery without a parsable expected time)", s.bad)
+	}
+	st := s.stats(due, due.Add(time.Minute))
+	if st.count != 3 || st.busiestCount != 2 || !st.busiestDue.Equal(due) {
+		t.Errorf("stats = count %d busiest %d at %s, want 3, 2 at %s", st.count, st.busiestCount, st.busiestDue, due)
+	}
+	if !st.firstDue.Equal(due) || !st.lastDue.Equal(due.Add(time.Second)) {
+		t.Errorf("due span %s..%s, want %s..%s", st.firstDue, st.lastDue, due, due.Add(time.Second))
+	}
+}
