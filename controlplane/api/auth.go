@@ -1,0 +1,85 @@
+package api
+
+import (
+	"crypto/sha256"
+	"crypto/subtle"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+)
+
+// Tokens are the bearer tokens the API accepts: admin tokens (every subscription) and tokens
+// scoped to one subscription. Only their SHA-256 hashes are kept, and a presented token is
+// compared with every one of them in constant time.
+type Tokens struct {
+	entries []tokenEntry
+}
+
+type tokenEntry struct {
+	hash         [sha256.Size]byte
+	subscription string // "": admin
+}
+
+// NewTokens returns the tokens: admin (required) and scoped, subscription to token.
+func NewTokens(admin string, scoped map[string]string) (*Tokens, error) {
+	if admin == "" {
+		return nil, errors.New("an admin token is required")
+	}
+	t := &Tokens{entries: []tokenEntry{{hash: sha256.Sum256([]byte(admin))}}}
+	for sub, tok := range scoped {
+		if sub == "" || tok == "" {
+			return nil, fmt.Errorf("scoped token for subscription %q: subscription and token must not be empty", sub)
+		}
+		if tok == admin {
+			return nil, fmt.Errorf("scoped token for subscription %q: equals the admin token", sub)
+		}
+		t.entries = append(t.entries, tokenEntry{hash: sha256.Sum256([]byte(tok)), subscription: sub})
+	}
+	return t, nil
+}
+
+// principal is who a request is from.
+type principal struct {
+	admin        bool
+	subscription string
+}
+
+// allows reports whether the principal may see and change the subscription's resources.
+func (p principal) allows(subscription string) bool {
+	return p.admin || strings.EqualFold(p.subscription, subscription)
+}
+
+// identify returns the principal of a token; ok is false when the token is unknown.
+func (t *Tokens) identify(token string) (principal, bool) {
+	h := sha256.Sum256([]byte(token))
+	found := -1
+	for i := range t.entries {
+		// Compare with every entry, so the time taken does not tell which one matched.
+		if subtle.ConstantTimeCompare(h[:], t.entries[i].hash[:]) == 1 && found < 0 {
+			found = i
+		}
+	}
+	if found < 0 {
+		return principal{}, false
+	}
+	e := t.entries[found]
+	return principal{admin: e.subscription == "", subscription: e.subscription}, true
+}
+
+// authenticate checks the request's bearer token: 401 AuthenticationFailed without a known one.
+func (t *Tokens) authenticate(r *http.Request) (principal, *apiError) {
+	h := r.Header.Get("Authorization")
+	scheme, token, ok := strings.Cut(h, " ")
+	if h == "" {
+		return principal{}, &apiError{http.StatusUnauthorized, codeAuthentication, "the request has no credential: send Authorization: Bearer <token>"}
+	}
+	if !ok || !strings.EqualFold(scheme, "Bearer") || strings.TrimSpace(token) == "" {
+		return principal{}, &apiError{http.StatusUnauthorized, codeAuthentication, "the Authorization header must be Bearer <token>"}
+	}
+	p, known := t.identify(strings.TrimSpace(token))
+	if !known {
+		return principal{}, &apiError{http.StatusUnauthorized, codeAuthentication, "the bearer token is not valid"}
+	}
+	return p, nil
+}

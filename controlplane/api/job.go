@@ -1,0 +1,420 @@
+package api
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/secret"
+	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/store"
+	"github.com/schedulerhq/terraform-provider-scheduler/internal/jobdef"
+	"github.com/schedulerhq/terraform-provider-scheduler/internal/recurrence"
+	"github.com/schedulerhq/terraform-provider-scheduler/internal/wire"
+)
+
+// final reports whether a job state is final (Completed, Faulted): PUT and PATCH answer 409.
+func final(state string) bool {
+	return state == store.JobStateCompleted || state == store.JobStateFaulted
+}
+
+// cloneProperties deep-copies job properties.
+func cloneProperties(p wire.JobProperties) (wire.JobProperties, error) {
+	b, err := json.Marshal(p)
+	if err != nil {
+		return wire.JobProperties{}, err
+	}
+	var out wire.JobProperties
+	err = json.Unmarshal(b, &out)
+	return out, err
+}
+
+func rfc3339UTC(t time.Time) string {
+	if t.IsZero() {
+		return ""
+	}
+	return t.UTC().Format(time.RFC3339)
+}
+
+// jobDefinition is the Azure body of a stored job: secrets redacted, state and status from the
+// record.
+func jobDefinition(j *store.Job) (wire.JobDefinition, error) {
+	p, err := cloneProperties(j.Properties)
+	if err != nil {
+		return wire.JobDefinition{}, err
+	}
+	secret.RedactJob(&p)
+	p.State = j.State
+	ex, fail, fault := j.Status.ExecutionCount, j.Status.FailureCount, j.Status.FaultedCount
+	p.Status = &wire.JobStatus{
+		ExecutionCount:    &ex,
+		FailureCount:      &fail,
+		FaultedCount:      &fault,
+		LastExecutionTime: rfc3339UTC(j.Status.LastExecutionTime),
+		NextExecutionTime: rfc3339UTC(j.Status.NextExecutionTime),
+	}
+	return wire.JobDefinition{
+		ID:         jobID(j.Key),
+		Type:       wire.TypeJob,
+		Name:       j.Key.CollectionKey.Name + "/" + j.Key.Name,
+		Properties: &p,
+	}, nil
+}
+
+func (s *Server) writeJob(w http.ResponseWriter, status int, j *store.Job) *apiError {
+	def, err := jobDefinition(j)
+	if err != nil {
+		return &apiError{http.StatusInternalServerError, codeInternal, "encoding the job failed"}
+	}
+	writeJSON(w, status, def)
+	return nil
+}
+
+func (s *Server) getJob(w http.ResponseWriter, r *http.Request, rt route, info *reqInfo) *apiError {
+	j, err := s.store.JobGet(r.Context(), store.JobGetParams{Key: rt.key})
+	if err != nil {
+		return s.storeError(r.Context(), "job "+rt.key.Name, err)
+	}
+	info.jobID = j.ID
+	return s.writeJob(w, http.StatusOK, j)
+}
+
+func (s *Server) listJobs(w http.ResponseWriter, r *http.Request, rt route, _ *reqInfo) *apiError {
+	ctx := r.Context()
+	p, e := parsePage(r, "state", jobdef.CanonicalJobState)
+	if e != nil {
+		return e
+	}
+	if _, err := s.store.CollectionGet(ctx, store.CollectionGetParams{Key: rt.key.CollectionKey}); err != nil {
+		return s.storeError(ctx, "job collection "+rt.key.CollectionKey.Name, err)
+	}
+	jobs, err := s.store.JobList(ctx, store.JobListParams{Collection: rt.key.CollectionKey, State: p.filter, Skip: p.skip, Limit: p.top + 1})
+	if err != nil {
+		return s.storeError(ctx, "the jobs", err)
+	}
+	out := wire.JobListResult{Value: []wire.JobDefinition{}, NextLink: nextLink(r, p, len(jobs))}
+	for i, j := range jobs {
+		if i == p.top {
+			break
+		}
+		def, err := jobDefinition(j)
+		if err != nil {
+			return &apiError{http.StatusInternalServerError, codeInternal, "encoding the job failed"}
+		}
+		out.Value = append(out.Value, def)
+	}
+	writeJSON(w, http.StatusOK, out)
+	return nil
+}
+
+func (s *Server) putJob(w http.ResponseWriter, r *http.Request, rt route, info *reqInfo) *apiError {
+	body, e := readBody(r)
+	if e != nil {
+		return e
+	}
+	var def wire.JobDefinition
+	if err := wire.Decode(body, &def); err != nil {
+		return decodeProblems(err)
+	}
+	if def.Properties == nil {
+		return badRequest("properties: is required")
+	}
+	return s.saveJob(w, r, rt, info, false, func(*store.Job) (*wire.JobProperties, *apiError) {
+		p, err := cloneProperties(*def.Properties)
+		if err != nil {
+			return nil, badRequest("%v", err)
+		}
+		return &p, nil
+	})
+}
+
+func (s *Server) patchJob(w http.ResponseWriter, r *http.Request, rt route, info *reqInfo) *apiError {
+	body, e := readBody(r)
+	if e != nil {
+		return e
+	}
+	var def wire.JobDefinition
+	if err := wire.Decode(body, &def); err != nil {
+		return decodeProblems(err)
+	}
+	patch, err := rawProperties(body)
+	if err != nil {
+		return badRequest("%v", err)
+	}
+	return s.saveJob(w, r, rt, info, true, func(old *store.Job) (*wire.JobProperties, *apiError) {
+		base, err := cloneProperties(old.Properties)
+		if err != nil {
+			return nil, &apiError{http.StatusInternalServerError, codeInternal, "reading the stored job failed"}
+		}
+		if err := s.box.OpenJob(&base); err != nil {
+			s.log.Error("opening a stored job's secrets failed", "job_id", old.ID, "error", err.Error())
+			return nil, &apiError{http.StatusInternalServerError, codeInternal, "the stored job's secrets cannot be opened with this daemon's secret key"}
+		}
+		base.State = old.State
+		base.Status = nil
+		dropReplacedAuthentication(&base, patch)
+		var merged wire.JobProperties
+		if err := mergeInto(base, patch, &merged); err != nil {
+			return nil, decodeProblems(err)
+		}
+		return &merged, nil
+	})
+}
+
+// dropReplacedAuthentication removes a stored authentication that a patch replaces with another
+// type, so that the old type's secrets do not merge into the new one. An authentication of the
+// same type merges: an omitted secret keeps the stored one.
+func dropReplacedAuthentication(base *wire.JobProperties, patch map[string]any) {
+	if base.Action == nil {
+		return
+	}
+	check := func(stored **wire.HTTPRequest, path ...string) {
+		if *stored == nil || (*stored).Authentication == nil {
+			return
+		}
+		auth := object(patch, path...)
+		if auth == nil {
+			return
+		}
+		t, ok := member(auth, "type")
+		ts, _ := t.(string)
+		if ok && !strings.EqualFold(ts, (*stored).Authentication.Type) {
+			(*stored).Authentication = nil
+		}
+	}
+	check(&base.Action.Request, "action", "request", "authentication")
+	if base.Action.ErrorAction != nil {
+		check(&base.Action.ErrorAction.Request, "action", "errorAction", "request", "authentication")
+	}
+}
+
+// saveJob creates or replaces a job with the properties build returns from the stored job (nil
+// when there is none; a patch requires one): validated, checked against the collection's limits,
+// scheduled from now, secrets sealed. It retries when it loses a race.
+func (s *Server) saveJob(w http.ResponseWriter, r *http.Request, rt route, info *reqInfo, patch bool,
+	build func(old *store.Job) (*wire.JobProperties, *apiError),
+) *apiError {
+	ctx := r.Context()
+	for range writeRetries {
+		coll, err := s.store.CollectionGet(ctx, store.CollectionGetParams{Key: rt.key.CollectionKey})
+		if err != nil {
+			return s.storeError(ctx, "job collection "+rt.key.CollectionKey.Name, err)
+		}
+		old, err := s.store.JobGet(ctx, store.JobGetParams{Key: rt.key})
+		switch {
+		case errors.Is(err, store.ErrNotFound):
+			old = nil
+			if patch {
+				return notFound("job %s was not found", rt.key.Name)
+			}
+		case err != nil:
+			return s.storeError(ctx, "job "+rt.key.Name, err)
+		}
+		if old != nil {
+			info.jobID = old.ID
+			if final(old.State) {
+				return conflict("job %s is %s: a %s job cannot be changed, only deleted", rt.key.Name, old.State, old.State)
+			}
+		}
+		props, e := build(old)
+		if e != nil {
+			return e
+		}
+		jobdef.Normalize(props)
+		jobdef.ClearReadOnly(props)
+		now := s.clock.Now()
+		created := now
+		if old != nil {
+			created = old.CreatedAt
+		}
+		rule, ps := jobdef.Validate(props, created)
+		if len(ps) > 0 {
+			return invalid(ps, "properties.")
+		}
+		limits := jobdef.CollectionLimits(&coll.Properties)
+		var status store.JobStatus
+		if old != nil {
+			status = old.Status
+		}
+		if v := jobdef.CheckLimits(props, rule, limits, now, status.ExecutionCount); v != nil {
+			return conflict("%s", v.Message)
+		}
+		if err := jobdef.FillCertificates(props); err != nil {
+			return badRequest("properties.action: %v", err)
+		}
+		jobdef.FormatTimes(props, rule)
+		state := props.State
+		if state == "" {
+			state = store.JobStateEnabled
+		}
+		props.State = ""
+		status.NextExecutionTime, state = nextExecution(rule, state, coll.Properties.State, old, now)
+		if err := s.box.SealJob(props); err != nil {
+			return &apiError{http.StatusInternalServerError, codeInternal, "sealing the job's secrets failed"}
+		}
+		params := store.JobPutParams{
+			Job: store.Job{Key: rt.key, Properties: *props, State: state, Status: status},
+			Now: now,
+		}
+		if old != nil {
+			params.ExpectVersion = old.Version
+			params.Job.Key = old.Key
+		} else {
+			params.MaxJobs = limits.MaxJobCount
+		}
+		stored, isNew, err := s.store.JobPut(ctx, params)
+		switch {
+		case errors.Is(err, store.ErrConflict):
+			continue
+		case errors.Is(err, store.ErrQuota):
+			return conflict("job collection %s already holds its maxJobCount of %d jobs", coll.Key.Name, limits.MaxJobCount)
+		case err != nil:
+			return s.storeError(ctx, "job "+rt.key.Name, err)
+		}
+		info.jobID = stored.ID
+		s.disp.JobChanged(stored.ID)
+		code := http.StatusOK
+		if isNew {
+			code = http.StatusCreated
+		}
+		return s.writeJob(w, code, stored)
+	}
+	return conflict("job %s is being changed concurrently; retry", rt.key.Name)
+}
+
+// nextExecution is a job's next execution when it is written, enabled or its collection is
+// enabled at now (zero when it must not fire), and its state: Completed when nothing is left.
+// A job that has executed never repeats its "once, immediately" run: it resumes from the first
+// candidate at or after now.
+func nextExecution(rule *recurrence.Rule, state, collectionState string, old *store.Job, now time.Time) (time.Time, string) {
+	if state != store.JobStateEnabled || collectionState != store.CollectionStateEnabled {
+		return time.Time{}, state
+	}
+	done := 0
+	if old != nil {
+		done = old.Status.ExecutionCount
+	}
+	if c := rule.Count(); c > 0 && done >= c {
+		return time.Time{}, store.JobStateCompleted
+	}
+	at, immediate, ok := rule.First(now)
+	if ok && immediate && done > 0 {
+		if rule.Recurring() {
+			at, ok = rule.Next(now.Add(-time.Nanosecond))
+		} else {
+			ok = false
+		}
+	}
+	if !ok {
+		return time.Time{}, store.JobStateCompleted
+	}
+	return at, state
+}
+
+// rescheduleJob recomputes the next execution of a stored job after its collection's state
+// changed to collectionState, retrying when it loses a race with the dispatcher.
+func (s *Server) rescheduleJob(ctx context.Context, j *store.Job, collectionState string) error {
+	for range writeRetries {
+		if final(j.State) {
+			return nil
+		}
+		rule, err := recurrence.Compile(j.Properties.StartTime, j.Properties.Recurrence, j.CreatedAt)
+		if err != nil {
+			return err
+		}
+		next, state := nextExecution(rule, j.State, collectionState, j, s.clock.Now())
+		if next.Equal(j.Status.NextExecutionTime) && state == j.State {
+			return nil
+		}
+		upd := *j
+		upd.Status.NextExecutionTime = next
+		upd.State = state
+		_, _, err = s.store.JobPut(ctx, store.JobPutParams{Job: upd, ExpectVersion: j.Version, Now: s.clock.Now()})
+		if !errors.Is(err, store.ErrConflict) {
+			return err
+		}
+		if j, err = s.store.JobGet(ctx, store.JobGetParams{Key: j.Key}); err != nil {
+			if errors.Is(err, store.ErrNotFound) {
+				return nil
+			}
+			return err
+		}
+	}
+	return store.ErrConflict
+}
+
+func (s *Server) deleteJob(w http.ResponseWriter, r *http.Request, rt route, info *reqInfo) *apiError {
+	ctx := r.Context()
+	j, err := s.store.JobGet(ctx, store.JobGetParams{Key: rt.key})
+	if err != nil {
+		return s.storeError(ctx, "job "+rt.key.Name, err)
+	}
+	info.jobID = j.ID
+	if err := s.store.JobDelete(ctx, store.JobDeleteParams{Key: j.Key}); err != nil {
+		return s.storeError(ctx, "job "+rt.key.Name, err)
+	}
+	s.disp.JobChanged(j.ID)
+	writeEmpty(w)
+	return nil
+}
+
+func (s *Server) runJob(w http.ResponseWriter, r *http.Request, rt route, info *reqInfo) *apiError {
+	ctx := r.Context()
+	j, err := s.store.JobGet(ctx, store.JobGetParams{Key: rt.key})
+	if err != nil {
+		return s.storeError(ctx, "job "+rt.key.Name, err)
+	}
+	info.jobID = j.ID
+	if final(j.State) {
+		return conflict("job %s is %s: it cannot run again", rt.key.Name, j.State)
+	}
+	if err := s.disp.RunNow(ctx, j.ID); err != nil {
+		return s.storeError(ctx, "job "+rt.key.Name, err)
+	}
+	writeEmpty(w)
+	return nil
+}
+
+func (s *Server) listHistory(w http.ResponseWriter, r *http.Request, rt route, info *reqInfo) *apiError {
+	ctx := r.Context()
+	p, e := parsePage(r, "status", jobdef.CanonicalHistoryStatus)
+	if e != nil {
+		return e
+	}
+	j, err := s.store.JobGet(ctx, store.JobGetParams{Key: rt.key})
+	if err != nil {
+		return s.storeError(ctx, "job "+rt.key.Name, err)
+	}
+	info.jobID = j.ID
+	hs, err := s.store.HistoryList(ctx, store.HistoryListParams{Job: j.Key, Status: p.filter, Skip: p.skip, Limit: p.top + 1})
+	if err != nil {
+		return s.storeError(ctx, "the job's history", err)
+	}
+	out := wire.JobHistoryListResult{Value: []wire.JobHistoryDefinition{}, NextLink: nextLink(r, p, len(hs))}
+	for i, h := range hs {
+		if i == p.top {
+			break
+		}
+		id := strconv.FormatInt(h.ID, 10)
+		out.Value = append(out.Value, wire.JobHistoryDefinition{
+			ID:   jobID(j.Key) + "/history/" + id,
+			Type: wire.TypeJobHistory,
+			Name: j.Key.CollectionKey.Name + "/" + j.Key.Name + "/" + id,
+			Properties: &wire.JobHistoryDefinitionProperties{
+				StartTime:             rfc3339UTC(h.StartTime),
+				EndTime:               rfc3339UTC(h.EndTime),
+				ExpectedExecutionTime: rfc3339UTC(h.ExpectedExecutionTime),
+				ActionName:            h.ActionName,
+				Status:                h.Status,
+				Message:               h.Message,
+				RetryCount:            h.RetryCount,
+				RepeatCount:           h.RepeatCount,
+			},
+		})
+	}
+	writeJSON(w, http.StatusOK, out)
+	return nil
+}

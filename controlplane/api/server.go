@@ -1,0 +1,324 @@
+// Package api is the daemon's HTTP API: the Azure Scheduler REST API 2016-03-01 (ARM paths,
+// Azure JSON and error bodies, paging), bearer-token authentication scoped by subscription, and
+// the daemon's own endpoints outside the ARM tree: /healthz, /readyz, /metrics and
+// POST /preview/occurrences.
+//
+// A token scoped to subscription A that names a resource of subscription B gets 403
+// AuthenticationFailed, decided from the path alone before anything is looked up, so the answer
+// is the same whether the resource exists or not and tells nothing about B.
+package api
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/secret"
+	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/store"
+	"github.com/schedulerhq/terraform-provider-scheduler/internal/clock"
+	"github.com/schedulerhq/terraform-provider-scheduler/internal/wire"
+)
+
+// Dispatcher is what the API needs of the dispatcher: to be told about changes, to run a job
+// now and whether it is ready.
+type Dispatcher interface {
+	JobChanged(jobID int64)
+	CollectionChanged(collectionID int64)
+	RunNow(ctx context.Context, jobID int64) error
+	Ready() bool
+}
+
+// MaxRequestBytes is the largest request body read; a job definition itself is limited to
+// 16 KiB of JSON (see jobdef.MaxDefinitionBytes).
+const MaxRequestBytes = 64 * 1024
+
+// Config is what a Server needs.
+type Config struct {
+	Store      store.Driver
+	Dispatcher Dispatcher
+	Secrets    *secret.Box
+	Clock      clock.Clock
+	Logger     *slog.Logger
+	Tokens     *Tokens
+	// Registerer receives the HTTP request metrics; Gatherer is what /metrics serves (usually the
+	// same registry, holding the dispatcher's metrics too).
+	Registerer prometheus.Registerer
+	Gatherer   prometheus.Gatherer
+	// MaxInFlight bounds concurrent API requests; more get 503 ServerBusy. 0: 256.
+	MaxInFlight int
+}
+
+// Server serves the API. It is an http.Handler.
+type Server struct {
+	store    store.Driver
+	disp     Dispatcher
+	box      *secret.Box
+	clock    clock.Clock
+	log      *slog.Logger
+	tokens   *Tokens
+	gatherer prometheus.Gatherer
+	inflight chan struct{}
+	requests *prometheus.CounterVec
+	duration *prometheus.HistogramVec
+}
+
+// New returns a Server.
+func New(cfg Config) (*Server, error) {
+	switch {
+	case cfg.Store == nil:
+		return nil, errors.New("api: Store is required")
+	case cfg.Dispatcher == nil:
+		return nil, errors.New("api: Dispatcher is required")
+	case cfg.Secrets == nil:
+		return nil, errors.New("api: Secrets is required")
+	case cfg.Tokens == nil:
+		return nil, errors.New("api: Tokens is required")
+	}
+	s := &Server{
+		store: cfg.Store, disp: cfg.Dispatcher, box: cfg.Secrets, clock: cfg.Clock, log: cfg.Logger,
+		tokens: cfg.Tokens, gatherer: cfg.Gatherer,
+	}
+	if s.clock == nil {
+		s.clock = clock.Real{}
+	}
+	if s.log == nil {
+		s.log = slog.New(slog.DiscardHandler)
+	}
+	n := cfg.MaxInFlight
+	if n <= 0 {
+		n = 256
+	}
+	s.inflight = make(chan struct{}, n)
+	s.requests = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "scheduler_http_requests_total",
+		Help: "API requests answered, by method, route and status code.",
+	}, []string{"method", "route", "code"})
+	s.duration = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Name:    "scheduler_http_request_duration_seconds",
+		Help:    "Time to answer API requests, by method and route.",
+		Buckets: []float64{.001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5},
+	}, []string{"method", "route"})
+	if cfg.Registerer != nil {
+		for _, c := range []prometheus.Collector{s.requests, s.duration} {
+			if err := cfg.Registerer.Register(c); err != nil {
+				return nil, fmt.Errorf("api: registering metrics: %w", err)
+			}
+		}
+	}
+	return s, nil
+}
+
+// reqInfo is what the log line of a request tells, filled as the request goes.
+type reqInfo struct {
+	id    string
+	route string
+	jobID int64
+}
+
+// statusWriter remembers the status written.
+type statusWriter struct {
+	http.ResponseWriter
+	status int
+}
+
+func (w *statusWriter) WriteHeader(code int) {
+	if w.status == 0 {
+		w.status = code
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *statusWriter) Write(b []byte) (int, error) {
+	if w.status == 0 {
+		w.status = http.StatusOK
+	}
+	return w.ResponseWriter.Write(b)
+}
+
+// ServeHTTP answers one request: every response carries x-ms-request-id.
+func (s *Server) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
+	start := time.Now()
+	info := &reqInfo{id: uuid.NewString(), route: "other"}
+	rw.Header().Set("x-ms-request-id", info.id)
+	if c := r.Header.Get("x-ms-client-request-id"); c != "" && len(c) <= 200 {
+		rw.Header().Set("x-ms-client-request-id", c)
+	}
+	w := &statusWriter{ResponseWriter: rw}
+	defer func() {
+		if v := recover(); v != nil {
+			if v == http.ErrAbortHandler { //nolint:errorlint // a sentinel panic value, not a wrapped error
+				panic(v)
+			}
+			s.log.Error("panic answering a request", "request_id", info.id, "panic", fmt.Sprint(v))
+			if w.status == 0 {
+				writeError(w, &apiError{http.StatusInternalServerError, codeInternal, "internal error (request " + info.id + ")"})
+			}
+		}
+		status := w.status
+		if status == 0 {
+			status = http.StatusOK
+		}
+		elapsed := time.Since(start)
+		s.requests.WithLabelValues(r.Method, info.route, strconv.Itoa(status)).Inc()
+		s.duration.WithLabelValues(r.Method, info.route).Observe(elapsed.Seconds())
+		attrs := []any{"request_id", info.id, "method", r.Method, "path", r.URL.Path, "status", status,
+			"duration_ms", float64(elapsed.Microseconds()) / 1000}
+		if info.jobID != 0 {
+			attrs = append(attrs, "job_id", info.jobID)
+		}
+		level := slog.LevelInfo
+		if status >= 500 {
+			level = slog.LevelError
+		}
+		if info.route == "healthz" || info.route == "readyz" || info.route == "metrics" {
+			level = slog.LevelDebug
+		}
+		s.log.Log(r.Context(), level, "request", attrs...)
+	}()
+	if e := s.serve(w, r, info); e != nil {
+		writeError(w, e)
+	}
+}
+
+func (s *Server) serve(w http.ResponseWriter, r *http.Request, info *reqInfo) *apiError {
+	switch strings.TrimSuffix(r.URL.Path, "/") {
+	case "/healthz":
+		info.route = "healthz"
+		return s.healthz(w, r)
+	case "/readyz":
+		info.route = "readyz"
+		return s.readyz(w, r)
+	case "/metrics":
+		info.route = "metrics"
+		if _, e := s.tokens.authenticate(r); e != nil {
+			return e
+		}
+		if s.gatherer == nil {
+			return notFound("metrics are not enabled")
+		}
+		promhttp.HandlerFor(s.gatherer, promhttp.HandlerOpts{}).ServeHTTP(w, r)
+		return nil
+	case "/preview/occurrences":
+		info.route = "preview"
+		if _, e := s.tokens.authenticate(r); e != nil {
+			return e
+		}
+		return s.limited(w, r, s.preview)
+	}
+	rt, ok := parseRoute(r.URL.EscapedPath())
+	if !ok {
+		return notFound("there is no API at %s", r.URL.Path)
+	}
+	info.route = routeNames[rt.kind]
+	p, e := s.tokens.authenticate(r)
+	if e != nil {
+		return e
+	}
+	if !p.allows(rt.key.Subscription) {
+		return &apiError{http.StatusForbidden, codeAuthentication,
+			fmt.Sprintf("the token is not valid for subscription %s", rt.key.Subscription)}
+	}
+	switch v := r.URL.Query().Get("api-version"); v {
+	case wire.APIVersion, wire.APIVersionOld:
+	case "":
+		return badRequest("the api-version query parameter is required (%s or %s)", wire.APIVersion, wire.APIVersionOld)
+	default:
+		return badRequest("api-version %q is not supported: use %s (or %s)", v, wire.APIVersion, wire.APIVersionOld)
+	}
+	if rt.bad != "" {
+		return badRequest("%s", rt.bad)
+	}
+	h := s.handler(rt, r.Method)
+	if h == nil {
+		return &apiError{http.StatusMethodNotAllowed, codeBadRequest, fmt.Sprintf("%s is not allowed on %s", r.Method, r.URL.Path)}
+	}
+	return s.limited(w, r, func(w http.ResponseWriter, r *http.Request) *apiError { return h(w, r, rt, info) })
+}
+
+type handlerFunc func(w http.ResponseWriter, r *http.Request, rt route, info *reqInfo) *apiError
+
+func (s *Server) handler(rt route, method string) handlerFunc {
+	type km struct {
+		k kind
+		m string
+	}
+	return map[km]handlerFunc{
+		{kindCollectionsSub, http.MethodGet}:     s.listCollections,
+		{kindCollectionsRG, http.MethodGet}:      s.listCollections,
+		{kindCollection, http.MethodGet}:         s.getCollection,
+		{kindCollection, http.MethodPut}:         s.putCollection,
+		{kindCollection, http.MethodPatch}:       s.patchCollection,
+		{kindCollection, http.MethodDelete}:      s.deleteCollection,
+		{kindCollectionEnable, http.MethodPost}:  s.enableCollection,
+		{kindCollectionDisable, http.MethodPost}: s.disableCollection,
+		{kindJobs, http.MethodGet}:               s.listJobs,
+		{kindJob, http.MethodGet}:                s.getJob,
+		{kindJob, http.MethodPut}:                s.putJob,
+		{kindJob, http.MethodPatch}:              s.patchJob,
+		{kindJob, http.MethodDelete}:             s.deleteJob,
+		{kindJobRun, http.MethodPost}:            s.runJob,
+		{kindJobHistory, http.MethodGet}:         s.listHistory,
+	}[km{rt.kind, method}]
+}
+
+// limited runs h when fewer than MaxInFlight requests are being answered, else answers 503
+// ServerBusy; it bounds the body at MaxRequestBytes.
+func (s *Server) limited(w http.ResponseWriter, r *http.Request, h func(http.ResponseWriter, *http.Request) *apiError) *apiError {
+	select {
+	case s.inflight <- struct{}{}:
+		defer func() { <-s.inflight }()
+	default:
+		w.Header().Set("Retry-After", "1")
+		return &apiError{http.StatusServiceUnavailable, codeServerBusy, "too many requests in flight; retry later"}
+	}
+	r.Body = http.MaxBytesReader(w, r.Body, MaxRequestBytes)
+	return h(w, r)
+}
+
+// storeError maps a store error to an answer.
+func (s *Server) storeError(ctx context.Context, what string, err error) *apiError {
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		return notFound("%s was not found", what)
+	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, context.Canceled):
+		return &apiError{http.StatusServiceUnavailable, codeServerBusy, "the store did not answer in time; retry later"}
+	default:
+		s.log.ErrorContext(ctx, "store error", "what", what, "error", err.Error())
+		return &apiError{http.StatusInternalServerError, codeInternal, "the store failed: " + err.Error()}
+	}
+}
+
+func (s *Server) healthz(w http.ResponseWriter, _ *http.Request) *apiError {
+	writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+	return nil
+}
+
+// readyz answers 200 when the store answers and the dispatcher is ready, else 503.
+func (s *Server) readyz(w http.ResponseWriter, r *http.Request) *apiError {
+	ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
+	defer cancel()
+	storeOK := "ok"
+	_, err := s.store.CollectionGet(ctx, store.CollectionGetParams{Key: store.CollectionKey{Subscription: "-readyz-", ResourceGroup: "-", Name: "-"}})
+	if err != nil && !errors.Is(err, store.ErrNotFound) {
+		storeOK = "unreachable: " + err.Error()
+	}
+	dispOK := "ok"
+	if !s.disp.Ready() {
+		dispOK = "not ready"
+	}
+	status := http.StatusOK
+	if storeOK != "ok" || dispOK != "ok" {
+		status = http.StatusServiceUnavailable
+	}
+	writeJSON(w, status, map[string]string{"store": storeOK, "dispatcher": dispOK})
+	return nil
+}

@@ -1,0 +1,22 @@
+package jobdef
+
+import (
+	"time"
+
+	"github.com/schedulerhq/terraform-provider-scheduler/internal/recurrence"
+	"github.com/schedulerhq/terraform-provider-scheduler/internal/wire"
+)
+
+// FormatTimes rewrites startTime and recurrence.endTime of a valid job in RFC 3339 in the rule's
+// zone (SPEC 3: "2012-08-04T00:00Z" becomes "2012-08-04T00:00:00Z", a date alone its midnight),
+// the form the daemon stores and returns. Compiling the result gives the same rule.
+func FormatTimes(p *wire.JobProperties, rule *recurrence.Rule) {
+	if p.StartTime != "" {
+		p.StartTime = rule.Anchor().In(rule.Location()).Format(time.RFC3339)
+	}
+	if p.Recurrence != nil && p.Recurrence.EndTime != "" {
+		if end, ok := rule.EndTime(); ok {
+			p.Recurrence.EndTime = end.In(rule.Location()).Format(time.RFC3339)
+		}
+	}
+}
