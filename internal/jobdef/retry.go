@@ -1,14 +1,13 @@
 package jobdef
 
-import "github.com/schedulerhq/terraform-provider-scheduler/internal/wire"
+import (
+	"github.com/schedulerhq/terraform-provider-scheduler/internal/retry"
+	"github.com/schedulerhq/terraform-provider-scheduler/internal/wire"
+)
 
-// validateRetry checks a retry policy (TEMPORARY until internal/retry lands).
+// validateRetry checks a retry policy with the dispatcher's own parser (internal/retry).
 func validateRetry(ps *problems, path string, r *wire.RetryPolicy) {
-	if r == nil {
-		return
-	}
-	ps.enum(path+".retryType", r.RetryType, false, retryTypes)
-	if r.RetryCount != nil && (*r.RetryCount < 0 || *r.RetryCount > 20) {
-		ps.add(path+".retryCount", "%d is outside 0..20", *r.RetryCount)
+	if _, rps := retry.Parse(path, r); len(rps) > 0 {
+		ps.list = append(ps.list, rps...)
 	}
 }
