@@ -1,0 +1,378 @@
+package provider
+
+import (
+	"context"
+	"strings"
+
+	"github.com/hashicorp/terraform-plugin-framework-validators/int64validator"
+	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
+	"github.com/hashicorp/terraform-plugin-framework/path"
+	"github.com/hashicorp/terraform-plugin-framework/resource"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringdefault"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringplanmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+
+	"github.com/schedulerhq/terraform-provider-scheduler/internal/client"
+	"github.com/schedulerhq/terraform-provider-scheduler/internal/jobdef"
+	"github.com/schedulerhq/terraform-provider-scheduler/internal/wire"
+)
+
+var (
+	_ resource.ResourceWithConfigure      = (*jobCollectionResource)(nil)
+	_ resource.ResourceWithImportState    = (*jobCollectionResource)(nil)
+	_ resource.ResourceWithValidateConfig = (*jobCollectionResource)(nil)
+)
+
+// Enum values in Azure's spelling; the schema accepts them in any case.
+var (
+	skuNames          = []string{jobdef.SkuFree, jobdef.SkuStandard, jobdef.SkuP10Premium, jobdef.SkuP20Premium}
+	collectionStates  = []string{jobdef.StateEnabled, jobdef.StateDisabled, jobdef.StateSuspended}
+	frequencies       = []string{"Minute", "Hour", "Day", "Week", "Month"}
+	weekDayNames      = []string{"Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday"}
+	jobWritableStates = []string{jobdef.StateEnabled, jobdef.StateDisabled}
+	actionTypes       = []string{jobdef.ActionHTTP, jobdef.ActionHTTPS}
+	httpMethods       = []string{"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"}
+	retryTypes        = []string{"None", "Fixed"}
+)
+
+func newJobCollectionResource() resource.Resource { return &jobCollectionResource{} }
+
+type jobCollectionResource struct {
+	data *providerData
+}
+
+type jobCollectionModel struct {
+	ID            types.String `tfsdk:"id"`
+	Name          types.String `tfsdk:"name"`
+	ResourceGroup types.String `tfsdk:"resource_group"`
+	Location      types.String `tfsdk:"location"`
+	Sku           types.String `tfsdk:"sku"`
+	State         types.String `tfsdk:"state"`
+	Quota         *quotaModel  `tfsdk:"quota"`
+	Tags          types.Map    `tfsdk:"tags"`
+}
+
+type quotaModel struct {
+	MaxJobCount      types.Int64         `tfsdk:"max_job_count"`
+	MaxJobOccurrence types.Int64         `tfsdk:"max_job_occurrence"`
+	MaxRecurrence    *maxRecurrenceModel `tfsdk:"max_recurrence"`
+}
+
+type maxRecurrenceModel struct {
+	Frequency types.String `tfsdk:"frequency"`
+	Interval  types.Int64  `tfsdk:"interval"`
+}
+
+func (r *jobCollectionResource) Metadata(_ context.Context, req resource.MetadataRequest, resp *resource.MetadataResponse) {
+	resp.TypeName = req.ProviderTypeName + "_job_collection"
+}
+
+func (r *jobCollectionResource) Schema(_ context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
+	resp.Schema = jobCollectionSchema()
+}
+
+func jobCollectionSchema() schema.Schema {
+	replace := []planmodifier.String{stringplanmodifier.RequiresReplace()}
+	return schema.Schema{
+		MarkdownDescription: "A job collection: a group of jobs sharing a SKU, a state and quotas " +
+			"(Azure Scheduler `Microsoft.Scheduler/jobCollections`). Deleting it deletes its jobs.",
+		Attributes: map[string]schema.Attribute{
+			"id": schema.StringAttribute{
+				Computed:            true,
+				MarkdownDescription: "The ARM id: `/subscriptions/{subscription}/resourceGroups/{resource_group}/providers/Microsoft.Scheduler/jobCollections/{name}`.",
+				PlanModifiers:       []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
+			},
+			"name": schema.StringAttribute{
+				Required:            true,
+				MarkdownDescription: "Name of the collection, unique in its resource group. Changing it replaces the collection.",
+				PlanModifiers:       replace,
+				Validators:          []validator.String{stringvalidator.LengthBetween(1, 100), stringvalidator.NoneOf("/")},
+			},
+			"resource_group": schema.StringAttribute{
+				Optional:            true,
+				Computed:            true,
+				Default:             stringdefault.StaticString("default"),
+				MarkdownDescription: "Resource group of the collection; default `default`. Changing it replaces the collection.",
+				PlanModifiers:       replace,
+				Validators:          []validator.String{stringvalidator.LengthBetween(1, 90)},
+			},
+			"location": schema.StringAttribute{
+				Optional:            true,
+				Computed:            true,
+				Default:             stringdefault.StaticString("local"),
+				MarkdownDescription: "Location label of the collection (informative for a self-hosted daemon); default `local`. Changing it replaces the collection.",
+				PlanModifiers:       replace,
+			},
+			"sku": schema.StringAttribute{
+				Optional:            true,
+				Computed:            true,
+				Default:             stringdefault.StaticString(jobdef.SkuStandard),
+				MarkdownDescription: "Pricing tier, which sets the default limits: `Free` (5 jobs, at most hourly, no outbound authentication), `Standard` and `P10Premium` (50 jobs, every minute), `P20Premium` (1000 jobs). Any case; default `Standard`.",
+				Validators:          []validator.String{stringvalidator.OneOfCaseInsensitive(skuNames...)},
+			},
+			"state": schema.StringAttribute{
+				Optional:            true,
+				Computed:            true,
+				Default:             stringdefault.StaticString(jobdef.StateEnabled),
+				MarkdownDescription: "`Enabled`, `Disabled` or `Suspended` (any case); default `Enabled`. The jobs of a collection that is not enabled do not fire.",
+				Validators:          []validator.String{stringvalidator.OneOfCaseInsensitive(collectionStates...)},
+			},
+			"quota": schema.SingleNestedAttribute{
+				Optional:            true,
+				MarkdownDescription: "Limits overriding the SKU's defaults.",
+				Attributes: map[string]schema.Attribute{
+					"max_job_count": schema.Int64Attribute{
+						Optional:            true,
+						MarkdownDescription: "Most jobs the collection may hold.",
+						Validators:          []validator.Int64{int64validator.AtLeast(1)},
+					},
+					"max_job_occurrence": schema.Int64Attribute{
+						Optional:            true,
+						MarkdownDescription: "Largest `recurrence.count` a job may have.",
+						Validators:          []validator.Int64{int64validator.AtLeast(1)},
+					},
+					"max_recurrence": schema.SingleNestedAttribute{
+						Optional:            true,
+						MarkdownDescription: "Fastest recurrence allowed: no two of a job's next 1,000 executions may be closer than this.",
+						Attributes: map[string]schema.Attribute{
+							"frequency": schema.StringAttribute{
+								Required:            true,
+								MarkdownDescription: "`Minute`, `Hour`, `Day`, `Week` or `Month` (any case).",
+								Validators:          []validator.String{stringvalidator.OneOfCaseInsensitive(frequencies...)},
+							},
+							"interval": schema.Int64Attribute{
+								Optional:            true,
+								MarkdownDescription: "How many frequency units; default 1.",
+								Validators:          []validator.Int64{int64validator.AtLeast(1)},
+							},
+						},
+					},
+				},
+			},
+			"tags": schema.MapAttribute{
+				Optional:            true,
+				ElementType:         types.StringType,
+				MarkdownDescription: "Free-form tags.",
+			},
+		},
+	}
+}
+
+func (r *jobCollectionResource) Configure(_ context.Context, req resource.ConfigureRequest, resp *resource.ConfigureResponse) {
+	r.data = providerDataFrom(req.ProviderData, &resp.Diagnostics)
+}
+
+// ValidateConfig runs the daemon's own collection checks on known values.
+func (r *jobCollectionResource) ValidateConfig(ctx context.Context, req resource.ValidateConfigRequest, resp *resource.ValidateConfigResponse) {
+	var m jobCollectionModel
+	if diags := req.Config.Get(ctx, &m); diags.HasError() {
+		return // an unknown nested object: nothing to check yet
+	}
+	def := m.toWire(ctx)
+	for _, p := range jobdef.ValidateCollection(def.Properties) {
+		if strings.HasPrefix(p.Path, "quota") && m.Quota != nil && m.Quota.MaxRecurrence != nil && m.Quota.MaxRecurrence.Frequency.IsUnknown() {
+			continue
+		}
+		addProblem(&resp.Diagnostics, collectionAttrPath(p.Path), p.Message)
+	}
+}
+
+func (m *jobCollectionModel) collectionID(subscription string) client.CollectionID {
+	if id, err := client.ParseCollectionID(m.ID.ValueString()); err == nil && !m.ID.IsUnknown() {
+		return id
+	}
+	return client.CollectionID{Subscription: subscription, ResourceGroup: m.ResourceGroup.ValueString(), Name: m.Name.ValueString()}
+}
+
+func (m *jobCollectionModel) toWire(ctx context.Context) *wire.JobCollectionDefinition {
+	p := &wire.JobCollectionProperties{
+		Sku:   &wire.Sku{Name: canonical(str(m.Sku), skuNames)},
+		State: canonical(str(m.State), collectionStates),
+	}
+	if p.Sku.Name == "" {
+		p.Sku = nil
+	}
+	if q := m.Quota; q != nil {
+		p.Quota = &wire.JobCollectionQuota{MaxJobCount: intPtr(q.MaxJobCount), MaxJobOccurrence: intPtr(q.MaxJobOccurrence)}
+		if mr := q.MaxRecurrence; mr != nil {
+			p.Quota.MaxRecurrence = &wire.JobMaxRecurrence{Frequency: canonical(str(mr.Frequency), frequencies), Interval: intPtr(mr.Interval)}
+		}
+	}
+	def := &wire.JobCollectionDefinition{Location: str(m.Location), Properties: p}
+	if !m.Tags.IsNull() && !m.Tags.IsUnknown() {
+		_ = m.Tags.ElementsAs(ctx, &def.Tags, false)
+	}
+	return def
+}
+
+// fromWire sets m from the API's answer; prior is what state or plan held (nil on import).
+func (m *jobCollectionModel) fromWire(ctx context.Context, id client.CollectionID, def *wire.JobCollectionDefinition, prior *jobCollectionModel) {
+	fresh := prior == nil
+	if fresh {
+		prior = &jobCollectionModel{}
+	}
+	m.ID = types.StringValue(id.String())
+	m.Name = keepString(prior.Name, id.Name, fresh, sameFold)
+	m.ResourceGroup = keepString(prior.ResourceGroup, id.ResourceGroup, fresh, sameFold)
+	m.Location = keepString(prior.Location, def.Location, fresh, sameString)
+	m.Tags = keepStringMap(ctx, prior.Tags, def.Tags, fresh)
+	p := def.Properties
+	if p == nil {
+		p = &wire.JobCollectionProperties{}
+	}
+	sku := ""
+	if p.Sku != nil {
+		sku = p.Sku.Name
+	}
+	m.Sku = keepString(prior.Sku, sku, fresh, sameFold)
+	m.State = keepString(prior.State, p.State, fresh, sameFold)
+	m.Quota = nil
+	if q := p.Quota; q != nil && (fresh || prior.Quota != nil) {
+		pq := prior.Quota
+		if pq == nil {
+			pq = &quotaModel{}
+		}
+		m.Quota = &quotaModel{
+			MaxJobCount:      keepInt(pq.MaxJobCount, q.MaxJobCount, fresh),
+			MaxJobOccurrence: keepInt(pq.MaxJobOccurrence, q.MaxJobOccurrence, fresh),
+		}
+		if mr := q.MaxRecurrence; mr != nil && mr.Frequency != "" && (fresh || pq.MaxRecurrence != nil) {
+			pmr := pq.MaxRecurrence
+			if pmr == nil {
+				pmr = &maxRecurrenceModel{}
+			}
+			m.Quota.MaxRecurrence = &maxRecurrenceModel{
+				Frequency: keepString(pmr.Frequency, mr.Frequency, fresh, sameFold),
+				Interval:  keepInt(pmr.Interval, mr.Interval, fresh),
+			}
+		}
+	}
+}
+
+func (r *jobCollectionResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
+	c := clientFor(r.data, &resp.Diagnostics)
+	if c == nil {
+		return
+	}
+	var plan jobCollectionModel
+	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	id := client.CollectionID{Subscription: r.data.subscription, ResourceGroup: plan.ResourceGroup.ValueString(), Name: plan.Name.ValueString()}
+	if _, err := c.CollectionGet(ctx, id); err == nil {
+		resp.Diagnostics.AddError("Import the existing job collection instead of creating it",
+			"A job collection "+id.String()+" already exists. Import it with\n  terraform import <address> "+id.String()+"\nor choose another name.")
+		return
+	} else if !client.IsNotFound(err) {
+		apiError(&resp.Diagnostics, "checking whether job collection "+id.String()+" exists", err)
+		return
+	}
+	out, err := c.CollectionPut(ctx, id, plan.toWire(ctx))
+	if err != nil {
+		apiError(&resp.Diagnostics, "creating job collection "+id.String(), err)
+		return
+	}
+	var state jobCollectionModel
+	state.fromWire(ctx, id, out, &plan)
+	resp.Diagnostics.Append(resp.State.Set(ctx, &state)...)
+}
+
+func (r *jobCollectionResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
+	c := clientFor(r.data, &resp.Diagnostics)
+	if c == nil {
+		return
+	}
+	var prior jobCollectionModel
+	resp.Diagnostics.Append(req.State.Get(ctx, &prior)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	id, err := client.ParseCollectionID(prior.ID.ValueString())
+	if err != nil {
+		resp.Diagnostics.AddAttributeError(path.Root("id"), "Re-import the job collection: its id in state is invalid", err.Error())
+		return
+	}
+	out, err := c.CollectionGet(ctx, id)
+	if client.IsNotFound(err) {
+		resp.State.RemoveResource(ctx) // deleted outside Terraform: plan its creation
+		return
+	}
+	if err != nil {
+		apiError(&resp.Diagnostics, "reading job collection "+id.String(), err)
+		return
+	}
+	fresh := prior.Name.IsNull() // just imported
+	var state jobCollectionModel
+	if fresh {
+		state.fromWire(ctx, id, out, nil)
+	} else {
+		state.fromWire(ctx, id, out, &prior)
+	}
+	resp.Diagnostics.Append(resp.State.Set(ctx, &state)...)
+}
+
+func (r *jobCollectionResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
+	c := clientFor(r.data, &resp.Diagnostics)
+	if c == nil {
+		return
+	}
+	var plan, prior jobCollectionModel
+	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
+	resp.Diagnostics.Append(req.State.Get(ctx, &prior)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	id, err := client.ParseCollectionID(prior.ID.ValueString())
+	if err != nil {
+		resp.Diagnostics.AddAttributeError(path.Root("id"), "Re-import the job collection: its id in state is invalid", err.Error())
+		return
+	}
+	out, err := c.CollectionPut(ctx, id, plan.toWire(ctx))
+	if err != nil {
+		apiError(&resp.Diagnostics, "updating job collection "+id.String(), err)
+		return
+	}
+	var state jobCollectionModel
+	state.fromWire(ctx, id, out, &plan)
+	resp.Diagnostics.Append(resp.State.Set(ctx, &state)...)
+}
+
+func (r *jobCollectionResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
+	c := clientFor(r.data, &resp.Diagnostics)
+	if c == nil {
+		return
+	}
+	var prior jobCollectionModel
+	resp.Diagnostics.Append(req.State.Get(ctx, &prior)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	id, err := client.ParseCollectionID(prior.ID.ValueString())
+	if err != nil {
+		resp.Diagnostics.AddAttributeError(path.Root("id"), "Re-import the job collection: its id in state is invalid", err.Error())
+		return
+	}
+	if err := c.CollectionDelete(ctx, id); err != nil && !client.IsNotFound(err) {
+		apiError(&resp.Diagnostics, "deleting job collection "+id.String(), err)
+	}
+}
+
+// ImportState takes the collection's ARM id.
+func (r *jobCollectionResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
+	id, err := client.ParseCollectionID(req.ID)
+	if err != nil {
+		resp.Diagnostics.AddError("Import the job collection by its ARM id", err.Error())
+		return
+	}
+	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("id"), id.String())...)
+}
+
+// canonical returns v in Azure's spelling when it is one of allowed (any case), else v.
+func canonical(v string, allowed []string) string {
+	c, _ := jobdef.Canonical(v, allowed)
+	return c
+}

@@ -1,0 +1,252 @@
+package provider
+
+import (
+	"context"
+
+	"github.com/hashicorp/terraform-plugin-framework/attr"
+	"github.com/hashicorp/terraform-plugin-framework/path"
+	"github.com/hashicorp/terraform-plugin-framework/resource"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+
+	"github.com/schedulerhq/terraform-provider-scheduler/internal/client"
+	"github.com/schedulerhq/terraform-provider-scheduler/internal/clock"
+	"github.com/schedulerhq/terraform-provider-scheduler/internal/jobdef"
+	"github.com/schedulerhq/terraform-provider-scheduler/internal/wire"
+)
+
+var (
+	_ resource.ResourceWithConfigure      = (*jobResource)(nil)
+	_ resource.ResourceWithImportState    = (*jobResource)(nil)
+	_ resource.ResourceWithValidateConfig = (*jobResource)(nil)
+	_ resource.ResourceWithModifyPlan     = (*jobResource)(nil)
+)
+
+func newJobResource() resource.Resource { return &jobResource{} }
+
+type jobResource struct {
+	data *providerData
+}
+
+func (r *jobResource) Metadata(_ context.Context, req resource.MetadataRequest, resp *resource.MetadataResponse) {
+	resp.TypeName = req.ProviderTypeName + "_job"
+}
+
+func (r *jobResource) Schema(_ context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
+	resp.Schema = jobSchema()
+}
+
+func (r *jobResource) Configure(_ context.Context, req resource.ConfigureRequest, resp *resource.ConfigureResponse) {
+	r.data = providerDataFrom(req.ProviderData, &resp.Diagnostics)
+}
+
+// ValidateConfig checks the job with the daemon's own validation (internal/jobdef, which compiles
+// the recurrence with internal/recurrence): every problem is reported at its attribute with the
+// engine's message. Problems about parts holding values known only after apply are skipped.
+func (r *jobResource) ValidateConfig(ctx context.Context, req resource.ValidateConfigRequest, resp *resource.ValidateConfigResponse) {
+	var m jobModel
+	if diags := req.Config.Get(ctx, &m); diags.HasError() {
+		return // a whole nested object is unknown: nothing to check yet
+	}
+	now := clock.Clock(clock.Real{})
+	if r.data != nil && r.data.clock != nil {
+		now = r.data.clock
+	}
+	validateJob(&resp.Diagnostics, &m, now)
+}
+
+// validateJob reports the problems jobdef.Validate finds in m.
+func validateJob(diags interface {
+	AddError(summary, detail string)
+	AddAttributeError(p path.Path, summary, detail string)
+}, m *jobModel, c clock.Clock,
+) {
+	if m.Action == nil {
+		return // required: the schema reports it (or it is unknown)
+	}
+	p, unknown := m.toWire()
+	_, problems := jobdef.Validate(p, c.Now())
+	for _, pr := range problems {
+		if unknown.covers(pr.Path) || schemaChecked(pr, p) {
+			continue
+		}
+		ap := jobAttrPath(pr.Path, p)
+		if ap.Equal(path.Empty()) {
+			diags.AddError("Fix the job definition", pr.Message)
+			continue
+		}
+		diags.AddAttributeError(ap, "Fix "+ap.String(), ap.String()+": "+pr.Message)
+	}
+}
+
+// schemaChecked reports problems the schema's own validators already report (an enum value that
+// is not allowed), so that they are not reported twice.
+func schemaChecked(pr wire.Problem, p *wire.JobProperties) bool {
+	for _, suffix := range []string{".type", ".method", ".retryType", "frequency", "state"} {
+		if len(pr.Path) >= len(suffix) && pr.Path[len(pr.Path)-len(suffix):] == suffix && containsNotOneOf(pr.Message) {
+			return true
+		}
+	}
+	return false
+}
+
+func containsNotOneOf(msg string) bool {
+	for i := 0; i+len(" is not one of ") <= len(msg); i++ {
+		if msg[i:i+len(" is not one of ")] == " is not one of " {
+			return true
+		}
+	}
+	return false
+}
+
+// ModifyPlan replaces a job in a final state (Completed, Faulted) whose configuration changed:
+// the API refuses to update it.
+func (r *jobResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
+	if req.State.Raw.IsNull() || req.Plan.Raw.IsNull() {
+		return // create or destroy
+	}
+	var status types.Object
+	resp.Diagnostics.Append(req.State.GetAttribute(ctx, path.Root("status"), &status)...)
+	if resp.Diagnostics.HasError() || status.IsNull() || status.IsUnknown() {
+		return
+	}
+	live, ok := status.Attributes()["state"].(types.String)
+	if !ok || (live.ValueString() != jobdef.StateCompleted && live.ValueString() != jobdef.StateFaulted) {
+		return
+	}
+	for _, name := range []string{"start_time", "state", "action", "recurrence"} {
+		var planned, prior attr.Value
+		resp.Diagnostics.Append(req.Plan.GetAttribute(ctx, path.Root(name), &planned)...)
+		resp.Diagnostics.Append(req.State.GetAttribute(ctx, path.Root(name), &prior)...)
+		if resp.Diagnostics.HasError() {
+			return
+		}
+		if !planned.Equal(prior) {
+			resp.RequiresReplace = append(resp.RequiresReplace, path.Root(name))
+		}
+	}
+}
+
+func (r *jobResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
+	c := clientFor(r.data, &resp.Diagnostics)
+	if c == nil {
+		return
+	}
+	var plan jobModel
+	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	coll, err := client.ParseCollectionID(plan.JobCollectionID.ValueString())
+	if err != nil {
+		resp.Diagnostics.AddAttributeError(path.Root("job_collection_id"), "Set job_collection_id to a job collection's id", err.Error())
+		return
+	}
+	id := client.JobID{CollectionID: coll, Name: plan.Name.ValueString()}
+	if _, err := c.JobGet(ctx, id); err == nil {
+		resp.Diagnostics.AddError("Import the existing job instead of creating it",
+			"A job "+id.String()+" already exists. Import it with\n  terraform import <address> "+id.String()+"\nor choose another name.")
+		return
+	} else if !client.IsNotFound(err) {
+		apiError(&resp.Diagnostics, "checking whether job "+id.String()+" exists", err)
+		return
+	}
+	props, _ := plan.toWire()
+	out, err := c.JobPut(ctx, id, &wire.JobDefinition{Properties: props})
+	if err != nil {
+		apiError(&resp.Diagnostics, "creating job "+id.String(), err)
+		return
+	}
+	var state jobModel
+	state.fromWire(id, out, &plan)
+	resp.Diagnostics.Append(resp.State.Set(ctx, &state)...)
+}
+
+func (r *jobResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
+	c := clientFor(r.data, &resp.Diagnostics)
+	if c == nil {
+		return
+	}
+	var prior jobModel
+	resp.Diagnostics.Append(req.State.Get(ctx, &prior)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	id, err := client.ParseJobID(prior.ID.ValueString())
+	if err != nil {
+		resp.Diagnostics.AddAttributeError(path.Root("id"), "Re-import the job: its id in state is invalid", err.Error())
+		return
+	}
+	out, err := c.JobGet(ctx, id)
+	if client.IsNotFound(err) {
+		resp.State.RemoveResource(ctx) // deleted outside Terraform (or with its collection): plan its creation
+		return
+	}
+	if err != nil {
+		apiError(&resp.Diagnostics, "reading job "+id.String(), err)
+		return
+	}
+	var state jobModel
+	if prior.Action == nil { // just imported: only the id is known
+		state.fromWire(id, out, nil)
+	} else {
+		state.fromWire(id, out, &prior)
+	}
+	resp.Diagnostics.Append(resp.State.Set(ctx, &state)...)
+}
+
+func (r *jobResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
+	c := clientFor(r.data, &resp.Diagnostics)
+	if c == nil {
+		return
+	}
+	var plan, prior jobModel
+	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
+	resp.Diagnostics.Append(req.State.Get(ctx, &prior)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	id, err := client.ParseJobID(prior.ID.ValueString())
+	if err != nil {
+		resp.Diagnostics.AddAttributeError(path.Root("id"), "Re-import the job: its id in state is invalid", err.Error())
+		return
+	}
+	props, _ := plan.toWire()
+	out, err := c.JobPut(ctx, id, &wire.JobDefinition{Properties: props})
+	if err != nil {
+		apiError(&resp.Diagnostics, "updating job "+id.String(), err)
+		return
+	}
+	var state jobModel
+	state.fromWire(id, out, &plan)
+	resp.Diagnostics.Append(resp.State.Set(ctx, &state)...)
+}
+
+func (r *jobResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
+	c := clientFor(r.data, &resp.Diagnostics)
+	if c == nil {
+		return
+	}
+	var prior jobModel
+	resp.Diagnostics.Append(req.State.Get(ctx, &prior)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	id, err := client.ParseJobID(prior.ID.ValueString())
+	if err != nil {
+		resp.Diagnostics.AddAttributeError(path.Root("id"), "Re-import the job: its id in state is invalid", err.Error())
+		return
+	}
+	if err := c.JobDelete(ctx, id); err != nil && !client.IsNotFound(err) {
+		apiError(&resp.Diagnostics, "deleting job "+id.String(), err)
+	}
+}
+
+// ImportState takes the job's ARM id.
+func (r *jobResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
+	id, err := client.ParseJobID(req.ID)
+	if err != nil {
+		resp.Diagnostics.AddError("Import the job by its ARM id", err.Error())
+		return
+	}
+	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("id"), id.String())...)
+}

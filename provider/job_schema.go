@@ -1,0 +1,278 @@
+package provider
+
+import (
+	"github.com/hashicorp/terraform-plugin-framework-validators/int64validator"
+	"github.com/hashicorp/terraform-plugin-framework-validators/listvalidator"
+	"github.com/hashicorp/terraform-plugin-framework-validators/objectvalidator"
+	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
+	"github.com/hashicorp/terraform-plugin-framework/attr"
+	"github.com/hashicorp/terraform-plugin-framework/path"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringdefault"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringplanmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+
+	"github.com/schedulerhq/terraform-provider-scheduler/internal/jobdef"
+)
+
+// statusAttrTypes is the shape of the computed status object.
+var statusAttrTypes = map[string]attr.Type{
+	"state":               types.StringType,
+	"execution_count":     types.Int64Type,
+	"failure_count":       types.Int64Type,
+	"faulted_count":       types.Int64Type,
+	"last_execution_time": types.StringType,
+	"next_execution_time": types.StringType,
+}
+
+func jobSchema() schema.Schema {
+	return schema.Schema{
+		MarkdownDescription: "A scheduled job: an HTTP(S) action run at `start_time` and/or on a `recurrence` " +
+			"(Azure Scheduler `Microsoft.Scheduler/jobCollections/jobs`). Every recurrence rule is checked at plan time " +
+			"with the daemon's own engine, so `plan` rejects a schedule the daemon would reject, naming the attribute.\n\n" +
+			"Enum values (`frequency`, `week_days`, `type`, `method`, ...) are accepted in any case and kept as written. " +
+			"Secrets (passwords, pfx, OAuth secret) are write-only in the API: they are kept from the configuration, " +
+			"and changing them updates the job. A job that has reached a final state (`Completed`, `Faulted`) cannot be " +
+			"updated by the API, so changing its configuration replaces it.",
+		Attributes: map[string]schema.Attribute{
+			"id": schema.StringAttribute{
+				Computed:            true,
+				MarkdownDescription: "The ARM id: `{job_collection_id}/jobs/{name}`.",
+				PlanModifiers:       []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
+			},
+			"job_collection_id": schema.StringAttribute{
+				Required:            true,
+				MarkdownDescription: "ARM id of the job collection (`scheduler_job_collection.<name>.id`). Changing it replaces the job.",
+				PlanModifiers:       []planmodifier.String{stringplanmodifier.RequiresReplace()},
+			},
+			"name": schema.StringAttribute{
+				Required:            true,
+				MarkdownDescription: "Name of the job, unique in its collection. Changing it replaces the job.",
+				PlanModifiers:       []planmodifier.String{stringplanmodifier.RequiresReplace()},
+				Validators:          []validator.String{stringvalidator.LengthBetween(1, 100), stringvalidator.NoneOf("/")},
+			},
+			"start_time": schema.StringAttribute{
+				Optional: true,
+				MarkdownDescription: "ISO 8601 date-time (or date) of the first execution. Without an offset it is UTC, or wall clock in " +
+					"`recurrence.time_zone` when set. Without it the job runs once immediately, then on its recurrence.",
+			},
+			"state": schema.StringAttribute{
+				Optional:            true,
+				Computed:            true,
+				Default:             stringdefault.StaticString(jobdef.StateEnabled),
+				MarkdownDescription: "`Enabled` or `Disabled` (any case); default `Enabled`. The live state, which may also be `Completed` or `Faulted`, is `status.state`.",
+				Validators:          []validator.String{stringvalidator.OneOfCaseInsensitive(jobWritableStates...)},
+			},
+			"action": schema.SingleNestedAttribute{
+				Required:            true,
+				MarkdownDescription: "What the job does at each execution.",
+				Attributes: map[string]schema.Attribute{
+					"type":         actionTypeAttribute(),
+					"request":      requestAttribute(true),
+					"retry_policy": retryPolicyAttribute(),
+					"error_action": schema.SingleNestedAttribute{
+						Optional:            true,
+						MarkdownDescription: "Runs when the action still fails after its retries.",
+						Attributes: map[string]schema.Attribute{
+							"type":         actionTypeAttribute(),
+							"request":      requestAttribute(true),
+							"retry_policy": retryPolicyAttribute(),
+						},
+					},
+				},
+			},
+			"recurrence": recurrenceAttribute(),
+			"status": schema.SingleNestedAttribute{
+				Computed:            true,
+				MarkdownDescription: "Execution state, maintained by the daemon.",
+				Attributes: map[string]schema.Attribute{
+					"state":               schema.StringAttribute{Computed: true, MarkdownDescription: "Live state: `Enabled`, `Disabled`, `Completed` or `Faulted`."},
+					"execution_count":     schema.Int64Attribute{Computed: true, MarkdownDescription: "Occurrences executed."},
+					"failure_count":       schema.Int64Attribute{Computed: true, MarkdownDescription: "Occurrences whose action failed after its retries."},
+					"faulted_count":       schema.Int64Attribute{Computed: true, MarkdownDescription: "Occurrences whose error action failed too (or that had none)."},
+					"last_execution_time": schema.StringAttribute{Computed: true, MarkdownDescription: "RFC 3339 time of the last execution."},
+					"next_execution_time": schema.StringAttribute{Computed: true, MarkdownDescription: "RFC 3339 time of the next execution."},
+				},
+			},
+		},
+	}
+}
+
+func actionTypeAttribute() schema.StringAttribute {
+	return schema.StringAttribute{
+		Required:            true,
+		MarkdownDescription: "`Http` or `Https` (any case); the URI's scheme must match.",
+		Validators:          []validator.String{stringvalidator.OneOfCaseInsensitive(actionTypes...)},
+	}
+}
+
+func requestAttribute(required bool) schema.SingleNestedAttribute {
+	sensitive := func(desc string) schema.StringAttribute {
+		return schema.StringAttribute{Required: true, Sensitive: true, MarkdownDescription: desc + " Write-only in the API: kept from the configuration."}
+	}
+	oneAuth := objectvalidator.ExactlyOneOf(
+		path.MatchRelative().AtParent().AtName("basic"),
+		path.MatchRelative().AtParent().AtName("client_certificate"),
+		path.MatchRelative().AtParent().AtName("active_directory_oauth"),
+	)
+	return schema.SingleNestedAttribute{
+		Required:            required,
+		MarkdownDescription: "The HTTP request.",
+		Attributes: map[string]schema.Attribute{
+			"uri": schema.StringAttribute{
+				Required:            true,
+				MarkdownDescription: "Absolute URI; its scheme matches the action type. At most 2,048 characters.",
+			},
+			"method": schema.StringAttribute{
+				Required:            true,
+				MarkdownDescription: "HTTP method: `GET`, `HEAD`, `POST`, `PUT`, `PATCH`, `DELETE` or `OPTIONS` (any case).",
+				Validators:          []validator.String{stringvalidator.OneOfCaseInsensitive(httpMethods...)},
+			},
+			"body": schema.StringAttribute{
+				Optional:            true,
+				MarkdownDescription: "Request body, at most 8,192 characters.",
+			},
+			"headers": schema.MapAttribute{
+				Optional:            true,
+				ElementType:         types.StringType,
+				MarkdownDescription: "Request headers: at most 50, 4,096 characters in all.",
+			},
+			"authentication": schema.SingleNestedAttribute{
+				Optional:            true,
+				MarkdownDescription: "Outbound authentication: exactly one of `basic`, `client_certificate`, `active_directory_oauth`. Not allowed in `Free` collections.",
+				Attributes: map[string]schema.Attribute{
+					"basic": schema.SingleNestedAttribute{
+						Optional:            true,
+						MarkdownDescription: "HTTP Basic authentication.",
+						Validators:          []validator.Object{oneAuth},
+						Attributes: map[string]schema.Attribute{
+							"username": schema.StringAttribute{Required: true, MarkdownDescription: "User name."},
+							"password": sensitive("Password."),
+						},
+					},
+					"client_certificate": schema.SingleNestedAttribute{
+						Optional:            true,
+						MarkdownDescription: "TLS client certificate.",
+						Validators:          []validator.Object{oneAuth},
+						Attributes: map[string]schema.Attribute{
+							"pfx": sensitive("Base64 PKCS#12 file with the certificate and its private key (`filebase64(\"client.pfx\")`)."),
+							"password": schema.StringAttribute{
+								Optional: true, Sensitive: true,
+								MarkdownDescription: "Password of the PKCS#12 file. Write-only in the API: kept from the configuration.",
+							},
+							"certificate_thumbprint":      schema.StringAttribute{Computed: true, MarkdownDescription: "SHA-1 thumbprint of the certificate."},
+							"certificate_expiration_date": schema.StringAttribute{Computed: true, MarkdownDescription: "Expiration date of the certificate (RFC 3339)."},
+							"certificate_subject_name":    schema.StringAttribute{Computed: true, MarkdownDescription: "Subject of the certificate."},
+						},
+					},
+					"active_directory_oauth": schema.SingleNestedAttribute{
+						Optional:            true,
+						MarkdownDescription: "OAuth 2 client-credentials token (Azure Active Directory or any compatible authority).",
+						Validators:          []validator.Object{oneAuth},
+						Attributes: map[string]schema.Attribute{
+							"tenant":    schema.StringAttribute{Required: true, MarkdownDescription: "Tenant (directory) id or name."},
+							"audience":  schema.StringAttribute{Required: true, MarkdownDescription: "Audience (resource) of the token."},
+							"client_id": schema.StringAttribute{Required: true, MarkdownDescription: "Client (application) id."},
+							"secret":    sensitive("Client secret."),
+						},
+					},
+				},
+			},
+		},
+	}
+}
+
+func retryPolicyAttribute() schema.SingleNestedAttribute {
+	return schema.SingleNestedAttribute{
+		Optional:            true,
+		MarkdownDescription: "How a failed attempt is retried. Without it: `Fixed`, every 30 seconds, 4 times.",
+		Attributes: map[string]schema.Attribute{
+			"retry_type": schema.StringAttribute{
+				Required:            true,
+				MarkdownDescription: "`None` or `Fixed` (any case).",
+				Validators:          []validator.String{stringvalidator.OneOfCaseInsensitive(retryTypes...)},
+			},
+			"retry_interval": schema.StringAttribute{
+				Optional:            true,
+				MarkdownDescription: "ISO 8601 duration (`PT1M`) or `hh:mm:ss`, from 15 seconds to 18 months; default 30 seconds.",
+			},
+			"retry_count": schema.Int64Attribute{
+				Optional:            true,
+				MarkdownDescription: "Retries after the first attempt, 0 to 20; default 4.",
+				Validators:          []validator.Int64{int64validator.Between(0, 20)},
+			},
+		},
+	}
+}
+
+func recurrenceAttribute() schema.SingleNestedAttribute {
+	return schema.SingleNestedAttribute{
+		Optional:            true,
+		MarkdownDescription: "When the job repeats. Without it the job runs once.",
+		Attributes: map[string]schema.Attribute{
+			"frequency": schema.StringAttribute{
+				Required:            true,
+				MarkdownDescription: "`Minute`, `Hour`, `Day`, `Week` or `Month` (any case).",
+				Validators:          []validator.String{stringvalidator.OneOfCaseInsensitive(frequencies...)},
+			},
+			"interval": schema.Int64Attribute{
+				Optional:            true,
+				MarkdownDescription: "Every how many frequency units; default 1; at most 18 for Month, 78 for Week, 548 for Day, 1000 for Hour and Minute.",
+			},
+			"count": schema.Int64Attribute{
+				Optional:            true,
+				MarkdownDescription: "Stop after this many executions (at least 1). With `end_time`, whichever ends the job first wins.",
+			},
+			"end_time": schema.StringAttribute{
+				Optional:            true,
+				MarkdownDescription: "ISO 8601 date-time (or date) of the last possible execution, inclusive; not before `start_time`.",
+			},
+			"time_zone": schema.StringAttribute{
+				Optional:            true,
+				MarkdownDescription: "IANA time zone (`Europe/Berlin`): times without offset are wall clock there, and the schedule follows its daylight saving.",
+			},
+			"schedule": schema.SingleNestedAttribute{
+				Optional:            true,
+				MarkdownDescription: "Advanced schedule: which minutes, hours, week days and month days within each period.",
+				Attributes: map[string]schema.Attribute{
+					"minutes": schema.ListAttribute{
+						Optional: true, ElementType: types.Int64Type,
+						MarkdownDescription: "Minutes of the hour, 0-59, no duplicates.",
+					},
+					"hours": schema.ListAttribute{
+						Optional: true, ElementType: types.Int64Type,
+						MarkdownDescription: "Hours of the day, 0-23, no duplicates.",
+					},
+					"week_days": schema.ListAttribute{
+						Optional: true, ElementType: types.StringType,
+						MarkdownDescription: "Day names (any case), `Week` frequency only.",
+						Validators:          []validator.List{listvalidator.ValueStringsAre(stringvalidator.OneOfCaseInsensitive(weekDayNames...))},
+					},
+					"month_days": schema.ListAttribute{
+						Optional: true, ElementType: types.Int64Type,
+						MarkdownDescription: "Days of the month, 1 to 31 or -31 to -1 (-1 is the last day), `Month` frequency only.",
+					},
+					"monthly_occurrences": schema.ListNestedAttribute{
+						Optional:            true,
+						MarkdownDescription: "Week days of the month (`Month` frequency only), such as the last Friday.",
+						NestedObject: schema.NestedAttributeObject{
+							Attributes: map[string]schema.Attribute{
+								"day": schema.StringAttribute{
+									Required:            true,
+									MarkdownDescription: "Day name (any case).",
+									Validators:          []validator.String{stringvalidator.OneOfCaseInsensitive(weekDayNames...)},
+								},
+								"occurrence": schema.Int64Attribute{
+									Optional:            true,
+									MarkdownDescription: "1 to 5 (the first to fifth), -1 to -5 (the last to fifth from last); unset: every such day.",
+								},
+							},
+						},
+					},
+				},
+			},
+		},
+	}
+}

@@ -1,0 +1,141 @@
+package provider
+
+import (
+	"regexp"
+	"strconv"
+	"strings"
+
+	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/path"
+
+	"github.com/schedulerhq/terraform-provider-scheduler/internal/jobdef"
+	"github.com/schedulerhq/terraform-provider-scheduler/internal/wire"
+)
+
+// addProblem reports one of the engine's problems at its attribute (the whole resource when the
+// path is empty), with the engine's message.
+func addProblem(diags *diag.Diagnostics, p path.Path, msg string) {
+	if p.Equal(path.Empty()) {
+		diags.AddError("Fix the job definition", msg)
+		return
+	}
+	diags.AddAttributeError(p, "Fix "+p.String(), p.String()+": "+msg)
+}
+
+var segmentRE = regexp.MustCompile(`^([^\[\]]*)((?:\[\d+\])*)$`)
+
+// jobAttrPath maps a JSON path of the job's properties, as the engine reports it
+// ("recurrence.schedule.monthDays[2]", "action.request.headers.X-Trace",
+// "action.request.authentication.password"), to the attribute path of the scheduler_job schema
+// (recurrence.schedule.month_days[2], action.request.headers["X-Trace"],
+// action.request.authentication.basic.password). p is the job the problem is about: it tells
+// which authentication block a field belongs to.
+func jobAttrPath(jsonPath string, p *wire.JobProperties) path.Path {
+	if jsonPath == "" {
+		return path.Empty()
+	}
+	segs := strings.Split(jsonPath, ".")
+	var out path.Path
+	first := true
+	step := func(name string) {
+		if first {
+			out = path.Root(name)
+			first = false
+			return
+		}
+		out = out.AtName(name)
+	}
+	for i := 0; i < len(segs); i++ {
+		seg := segs[i]
+		m := segmentRE.FindStringSubmatch(seg)
+		if m == nil {
+			step(snake(seg))
+			continue
+		}
+		name := m[1]
+		switch {
+		case name == "headers" && !first:
+			step("headers")
+			if i+1 < len(segs) {
+				return out.AtMapKey(strings.Join(segs[i+1:], "."))
+			}
+			return out
+		case name == "authentication" && !first && i+1 < len(segs):
+			step("authentication")
+			field := segs[i+1]
+			if field == "type" {
+				return out
+			}
+			block := authBlock(authOf(p, strings.HasPrefix(jsonPath, "action.errorAction.")))
+			if block == "" {
+				return out
+			}
+			out = out.AtName(block).AtName(snake(field))
+			return out
+		}
+		step(snake(name))
+		for _, idx := range regexp.MustCompile(`\d+`).FindAllString(m[2], -1) {
+			n, _ := strconv.Atoi(idx)
+			out = out.AtListIndex(n)
+		}
+	}
+	return out
+}
+
+// collectionAttrPath maps a JSON path of a collection's properties to the attribute path of
+// scheduler_job_collection ("sku.name" is the sku attribute).
+func collectionAttrPath(jsonPath string) path.Path {
+	if jsonPath == "sku.name" {
+		return path.Root("sku")
+	}
+	return jobAttrPath(jsonPath, nil)
+}
+
+func authOf(p *wire.JobProperties, errorAction bool) *wire.HTTPAuthentication {
+	if p == nil || p.Action == nil {
+		return nil
+	}
+	if errorAction {
+		if e := p.Action.ErrorAction; e != nil && e.Request != nil {
+			return e.Request.Authentication
+		}
+		return nil
+	}
+	if r := p.Action.Request; r != nil {
+		return r.Authentication
+	}
+	return nil
+}
+
+// authBlock names the schema block of an authentication type.
+func authBlock(a *wire.HTTPAuthentication) string {
+	if a == nil {
+		return ""
+	}
+	switch canonical(a.Type, []string{jobdef.AuthBasic, jobdef.AuthClientCertificate, jobdef.AuthActiveDirectoryOAuth}) {
+	case jobdef.AuthBasic:
+		return "basic"
+	case jobdef.AuthClientCertificate:
+		return "client_certificate"
+	case jobdef.AuthActiveDirectoryOAuth:
+		return "active_directory_oauth"
+	}
+	return ""
+}
+
+// snake turns a JSON property name into an attribute name: monthDays → month_days,
+// clientId → client_id.
+func snake(s string) string {
+	var b strings.Builder
+	for i, r := range s {
+		if r >= 'A' && r <= 'Z' {
+			if i > 0 {
+				b.WriteByte('_')
+			}
+			b.WriteRune(r + ('a' - 'A'))
+			continue
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}

@@ -1,0 +1,246 @@
+package provider
+
+import (
+	"context"
+	"testing"
+
+	"github.com/hashicorp/terraform-plugin-framework/attr"
+	"github.com/hashicorp/terraform-plugin-framework/datasource"
+	"github.com/hashicorp/terraform-plugin-framework/path"
+	"github.com/hashicorp/terraform-plugin-framework/resource"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+
+	"github.com/schedulerhq/terraform-provider-scheduler/internal/client"
+	"github.com/schedulerhq/terraform-provider-scheduler/internal/wire"
+)
+
+func TestSchemasAreValid(t *testing.T) {
+	ctx := context.Background()
+	p := New("test")()
+	for _, f := range p.Resources(ctx) {
+		r := f()
+		var md resource.MetadataResponse
+		r.Metadata(ctx, resource.MetadataRequest{ProviderTypeName: "scheduler"}, &md)
+		var resp resource.SchemaResponse
+		r.Schema(ctx, resource.SchemaRequest{}, &resp)
+		if resp.Diagnostics.HasError() {
+			t.Errorf("%s: %v", md.TypeName, resp.Diagnostics)
+		}
+		if diags := resp.Schema.ValidateImplementation(ctx); diags.HasError() {
+			t.Errorf("%s: %v", md.TypeName, diags)
+		}
+	}
+	for _, f := range p.DataSources(ctx) {
+		d := f()
+		var md datasource.MetadataResponse
+		d.Metadata(ctx, datasource.MetadataRequest{ProviderTypeName: "scheduler"}, &md)
+		var resp datasource.SchemaResponse
+		d.Schema(ctx, datasource.SchemaRequest{}, &resp)
+		if diags := resp.Schema.ValidateImplementation(ctx); diags.HasError() {
+			t.Errorf("%s: %v", md.TypeName, diags)
+		}
+	}
+}
+
+func TestJobAttrPath(t *testing.T) {
+	job := &wire.JobProperties{Action: &wire.JobAction{
+		Request:     &wire.HTTPRequest{Authentication: &wire.HTTPAuthentication{Type: "Basic"}},
+		ErrorAction: &wire.JobErrorAction{Request: &wire.HTTPRequest{Authentication: &wire.HTTPAuthentication{Type: "ActiveDirectoryOAuth"}}},
+	}}
+	for in, want := range map[string]string{
+		"recurrence.schedule.monthDays[2]":                     "recurrence.schedule.month_days[2]",
+		"recurrence.schedule.monthlyOccurrences[1].occurrence": "recurrence.schedule.monthly_occurrences[1].occurrence",
+		"startTime":                                          "start_time",
+		"recurrence.endTime":                                 "recurrence.end_time",
+		"action.retryPolicy.retryInterval":                   "action.retry_policy.retry_interval",
+		"action.request.headers.X-Trace.Id":                  `action.request.headers["X-Trace.Id"]`,
+		"action.request.authentication.password":             "action.request.authentication.basic.password",
+		"action.request.authentication.type":                 "action.request.authentication",
+		"action.errorAction.request.authentication.clientId": "action.error_action.request.authentication.active_directory_oauth.client_id",
+		"action.errorAction.request.uri":                     "action.error_action.request.uri",
+	} {
+		if got := jobAttrPath(in, job).String(); got != want {
+			t.Errorf("jobAttrPath(%q) = %s, want %s", in, got, want)
+		}
+	}
+	if !jobAttrPath("", job).Equal(path.Empty()) {
+		t.Errorf("the empty path must map to the whole resource")
+	}
+	if got := collectionAttrPath("sku.name").String(); got != "sku" {
+		t.Errorf("collectionAttrPath(sku.name) = %s", got)
+	}
+	if got := collectionAttrPath("quota.maxRecurrence.frequency").String(); got != "quota.max_recurrence.frequency" {
+		t.Errorf("collectionAttrPath = %s", got)
+	}
+}
+
+func TestSameDuration(t *testing.T) {
+	for _, tc := range []struct {
+		a, b string
+		want bool
+	}{
+		{"PT1M", "00:01:00", true},
+		{"pt30s", "PT30S", true},
+		{"P1D", "1.00:00:00", true},
+		{"PT90S", "PT1M30S", true},
+		{"P1M", "P30D", false},
+		{"PT1M", "PT2M", false},
+		{"nonsense", "PT1M", false},
+	} {
+		if got := sameDuration(tc.a, tc.b); got != tc.want {
+			t.Errorf("sameDuration(%q, %q) = %v, want %v", tc.a, tc.b, got, tc.want)
+		}
+	}
+}
+
+// The daemon answers in Azure's spelling, in RFC 3339 in the rule's zone, with defaults and
+// without secrets: state keeps what the user wrote when it means the same.
+func TestJobFromWireKeepsTheUsersSpelling(t *testing.T) {
+	id := client.JobID{CollectionID: client.CollectionID{Subscription: "s", ResourceGroup: "rg", Name: "jc"}, Name: "nightly"}
+	prior := &jobModel{
+		JobCollectionID: types.StringValue(id.CollectionID.String()),
+		Name:            types.StringValue("nightly"),
+		StartTime:       types.StringValue("2026-03-01T02:00:00"),
+		State:           types.StringValue("enabled"),
+		Action: &actionModel{
+			Type: types.StringValue("https"),
+			Request: &requestModel{
+				URI:     types.StringValue("https://example.com/cleanup"),
+				Method:  types.StringValue("post"),
+				Body:    types.StringNull(),
+				Headers: types.MapValueMust(types.StringType, map[string]attr.Value{"content-type": types.StringValue("application/json")}),
+				Authentication: &authenticationModel{Basic: &basicAuthModel{
+					Username: types.StringValue("ops"), Password: types.StringValue("hunter2"),
+				}},
+			},
+		},
+		Recurrence: &recurrenceModel{
+			Frequency: types.StringValue("week"),
+			Interval:  types.Int64Null(),
+			Count:     types.Int64Null(),
+			EndTime:   types.StringValue("2026-12-31"),
+			TimeZone:  types.StringValue("Europe/Berlin"),
+			Schedule: &scheduleModel{
+				Minutes:   types.ListNull(types.Int64Type),
+				Hours:     types.ListValueMust(types.Int64Type, []attr.Value{types.Int64Value(22), types.Int64Value(2)}),
+				WeekDays:  types.ListValueMust(types.StringType, []attr.Value{types.StringValue("monday"), types.StringValue("FRIDAY")}),
+				MonthDays: types.ListNull(types.Int64Type),
+			},
+		},
+	}
+	one, four := 1, 4
+	api := &wire.JobDefinition{Properties: &wire.JobProperties{
+		StartTime: "2026-03-01T02:00:00+01:00",
+		State:     "Enabled",
+		Action: &wire.JobAction{
+			Type: "Https",
+			Request: &wire.HTTPRequest{
+				URI: "https://example.com/cleanup", Method: "POST",
+				Headers:        map[string]string{"Content-Type": "application/json"},
+				Authentication: &wire.HTTPAuthentication{Type: "Basic", Username: "ops"},
+			},
+			RetryPolicy: &wire.RetryPolicy{RetryType: "Fixed", RetryInterval: "PT30S", RetryCount: &four},
+		},
+		Recurrence: &wire.JobRecurrence{
+			Frequency: "Week", Interval: &one, EndTime: "2026-12-31T00:00:00+01:00", TimeZone: "Europe/Berlin",
+			Schedule: &wire.JobRecurrenceSchedule{Hours: []int{2, 22}, WeekDays: []string{"Friday", "Monday"}},
+		},
+		Status: &wire.JobStatus{NextExecutionTime: "2026-03-02T02:00:00+01:00"},
+	}}
+	var got jobModel
+	got.fromWire(id, api, prior)
+
+	checks := []struct {
+		name string
+		got  attr.Value
+		want attr.Value
+	}{
+		{"id", got.ID, types.StringValue(id.String())},
+		{"start_time", got.StartTime, prior.StartTime},
+		{"state", got.State, prior.State},
+		{"action.type", got.Action.Type, prior.Action.Type},
+		{"action.request.method", got.Action.Request.Method, prior.Action.Request.Method},
+		{"action.request.headers", got.Action.Request.Headers, prior.Action.Request.Headers},
+		{"password (write-only)", got.Action.Request.Authentication.Basic.Password, types.StringValue("hunter2")},
+		{"recurrence.frequency", got.Recurrence.Frequency, prior.Recurrence.Frequency},
+		{"recurrence.interval (server default)", got.Recurrence.Interval, types.Int64Null()},
+		{"recurrence.end_time", got.Recurrence.EndTime, prior.Recurrence.EndTime},
+		{"schedule.hours", got.Recurrence.Schedule.Hours, prior.Recurrence.Schedule.Hours},
+		{"schedule.week_days", got.Recurrence.Schedule.WeekDays, prior.Recurrence.Schedule.WeekDays},
+		{"schedule.minutes", got.Recurrence.Schedule.Minutes, types.ListNull(types.Int64Type)},
+	}
+	for _, c := range checks {
+		if !c.got.Equal(c.want) {
+			t.Errorf("%s = %s, want %s", c.name, c.got, c.want)
+		}
+	}
+	if got.Action.RetryPolicy != nil {
+		t.Errorf("retry_policy (server default, not configured) = %+v, want nil", got.Action.RetryPolicy)
+	}
+	next, ok := got.Status.Attributes()["next_execution_time"].(types.String)
+	if !ok || next.ValueString() != "2026-03-02T02:00:00+01:00" {
+		t.Errorf("status.next_execution_time = %v", got.Status.Attributes()["next_execution_time"])
+	}
+}
+
+func TestJobFromWireShowsDrift(t *testing.T) {
+	id := client.JobID{CollectionID: client.CollectionID{Subscription: "s", ResourceGroup: "rg", Name: "jc"}, Name: "j"}
+	prior := &jobModel{
+		StartTime: types.StringValue("2026-03-01T02:00:00Z"),
+		State:     types.StringValue("Enabled"),
+		Action:    &actionModel{Type: types.StringValue("Http"), Request: &requestModel{URI: types.StringValue("http://a/"), Method: types.StringValue("GET"), Headers: types.MapNull(types.StringType)}},
+		Recurrence: &recurrenceModel{
+			Frequency: types.StringValue("Day"), Interval: types.Int64Value(1),
+		},
+	}
+	two := 2
+	api := &wire.JobDefinition{Properties: &wire.JobProperties{
+		StartTime:  "2026-03-01T03:00:00Z",
+		State:      "Disabled",
+		Action:     &wire.JobAction{Type: "Http", Request: &wire.HTTPRequest{URI: "http://b/", Method: "GET"}},
+		Recurrence: &wire.JobRecurrence{Frequency: "Hour", Interval: &two},
+	}}
+	var got jobModel
+	got.fromWire(id, api, prior)
+	for name, c := range map[string][2]attr.Value{
+		"start_time": {got.StartTime, types.StringValue("2026-03-01T03:00:00Z")},
+		"state":      {got.State, types.StringValue("Disabled")},
+		"uri":        {got.Action.Request.URI, types.StringValue("http://b/")},
+		"frequency":  {got.Recurrence.Frequency, types.StringValue("Hour")},
+		"interval":   {got.Recurrence.Interval, types.Int64Value(2)},
+	} {
+		if !c[0].Equal(c[1]) {
+			t.Errorf("%s = %s, want %s", name, c[0], c[1])
+		}
+	}
+
+	// A completed job keeps its configured state; the live one is in status.
+	api.Properties.State = "Completed"
+	got.fromWire(id, api, prior)
+	live, _ := got.Status.Attributes()["state"].(types.String)
+	if got.State.ValueString() != "Enabled" || live.ValueString() != "Completed" {
+		t.Errorf("state %s, status.state %s; want Enabled and Completed", got.State, live)
+	}
+}
+
+func TestImportTakesTheAnswer(t *testing.T) {
+	id := client.JobID{CollectionID: client.CollectionID{Subscription: "s", ResourceGroup: "rg", Name: "jc"}, Name: "j"}
+	one := 1
+	api := &wire.JobDefinition{Properties: &wire.JobProperties{
+		State:      "Enabled",
+		Action:     &wire.JobAction{Type: "Http", Request: &wire.HTTPRequest{URI: "http://b/", Method: "GET", Authentication: &wire.HTTPAuthentication{Type: "Basic", Username: "u"}}},
+		Recurrence: &wire.JobRecurrence{Frequency: "Hour", Interval: &one, Schedule: &wire.JobRecurrenceSchedule{Minutes: []int{0, 30}}},
+	}}
+	var got jobModel
+	got.fromWire(id, api, nil)
+	if got.JobCollectionID.ValueString() != id.CollectionID.String() || got.Name.ValueString() != "j" {
+		t.Errorf("ids: %s %s", got.JobCollectionID, got.Name)
+	}
+	if got.Action.Request.Authentication.Basic.Username.ValueString() != "u" || !got.Action.Request.Authentication.Basic.Password.IsNull() {
+		t.Errorf("basic = %+v, want username u and a null password", got.Action.Request.Authentication.Basic)
+	}
+	want := types.ListValueMust(types.Int64Type, []attr.Value{types.Int64Value(0), types.Int64Value(30)})
+	if !got.Recurrence.Schedule.Minutes.Equal(want) || got.Recurrence.Interval.ValueInt64() != 1 {
+		t.Errorf("recurrence = %+v", got.Recurrence)
+	}
+}
