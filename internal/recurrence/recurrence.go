@@ -440,11 +440,17 @@ func (r *Rule) nextElapsed(cur time.Time) (time.Time, bool) {
 		if r.hourOK(h) && (r.freq == Hour || r.minuteOK(mi)) {
 			return t, true
 		}
-		// Jump to the next wall-clock slot the filters allow.
-		day := floorDiv(ws, secondsPerDay)
+		// Jump to the next wall-clock slot the filters allow. Within one zone period wall clock
+		// and elapsed time move together; never jump across a transition, re-read the wall
+		// clock there instead (a fall-back repeats slots, a spring-forward skips some).
 		nh, nm, dayAdd := r.nextSlot(h, mi)
-		y, m, d := civilFromDays(day + dayAdd)
-		next := wallToInstant(y, m, d, nh, nm, 0, 0, r.loc).Unix()
+		target := (floorDiv(ws, secondsPerDay)+dayAdd)*secondsPerDay + int64(nh*3600+nm*60)
+		next := u + target - ws
+		if !r.tzFixed {
+			if _, end := t.ZoneBounds(); !end.IsZero() && next > end.Unix() {
+				next = end.Unix()
+			}
+		}
 		cs = max(next, u+1)
 	}
 	return time.Time{}, false
