@@ -84,3 +84,120 @@ func TestSeedJob004(t *testing.T) {
 		t.Errorf("late: got %s, want %s", format(got), format(wantLate))
 	}
 }
+
+// The rows of the seeds' "examples: recurrence schedules" table (seeds/000..003), with interval 1
+// and the frequency that fits the row, started Tuesday 2015-04-07 14:25 UTC, expected instants
+// written out by hand from SPEC 4.2 (which settles the seeds' contradictions: {"hours":[5]} fires
+// at 05:25, the start's minute, not 05:00; row 3 fires at 17:15, not 16:15).
+var seedRows = []struct {
+	name     string
+	freq     string
+	schedule string // the row's JSON, quotes repaired
+	start    string // default 2015-04-07T14:25:00Z
+	now      string // default 2015-04-01T00:00:00Z
+	want     []string
+}{
+	{name: "hours 5", freq: "Day", schedule: `{"hours":[5]}`,
+		want: []string{"2015-04-08T05:25:00Z", "2015-04-09T05:25:00Z", "2015-04-10T05:25:00Z"}},
+	{name: "05:15", freq: "Day", schedule: `{"minutes":[15], "hours":[5]}`,
+		want: []string{"2015-04-08T05:15:00Z", "2015-04-09T05:15:00Z", "2015-04-10T05:15:00Z"}},
+	{name: "05:15 and 17:15", freq: "Day", schedule: `{"minutes":[15], "hours":[5,17]}`,
+		want: []string{"2015-04-07T17:15:00Z", "2015-04-08T05:15:00Z", "2015-04-08T17:15:00Z", "2015-04-09T05:15:00Z"}},
+	{name: "05:15 05:45 17:15 17:45", freq: "Day", schedule: `{"minutes":[15,45], "hours":[5,17]}`,
+		want: []string{"2015-04-07T17:15:00Z", "2015-04-07T17:45:00Z", "2015-04-08T05:15:00Z", "2015-04-08T05:45:00Z", "2015-04-08T17:15:00Z"}},
+	{name: "every 15 minutes", freq: "Day", schedule: `{"minutes":[0,15,30,45]}`,
+		want: []string{"2015-04-07T14:30:00Z", "2015-04-07T14:45:00Z", "2015-04-07T15:00:00Z", "2015-04-07T15:15:00Z", "2015-04-07T15:30:00Z"}},
+	{name: "every hour at the start's minute", freq: "Day", schedule: `{"hours":[0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23]}`,
+		want: []string{"2015-04-07T14:25:00Z", "2015-04-07T15:25:00Z", "2015-04-07T16:25:00Z", "2015-04-07T17:25:00Z"}},
+	{name: "every hour of every hour list, monthly", freq: "Month", schedule: `{"hours":[0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23]}`,
+		now:  "2015-04-07T23:00:00Z",
+		want: []string{"2015-04-07T23:25:00Z", "2015-05-07T00:25:00Z", "2015-05-07T01:25:00Z"}},
+	{name: "on the hour", freq: "Day", schedule: `{"minutes":[0]}`,
+		want: []string{"2015-04-07T15:00:00Z", "2015-04-07T16:00:00Z", "2015-04-07T17:00:00Z", "2015-04-07T18:00:00Z"}},
+	{name: "on the hour, weekly: every hour of one weekday", freq: "Week", schedule: `{"minutes":[0]}`,
+		now:  "2015-04-07T21:30:00Z",
+		want: []string{"2015-04-07T22:00:00Z", "2015-04-07T23:00:00Z", "2015-04-14T00:00:00Z", "2015-04-14T01:00:00Z"}},
+	{name: "quarter past", freq: "Day", schedule: `{"minutes":[15]}`,
+		want: []string{"2015-04-07T15:15:00Z", "2015-04-07T16:15:00Z", "2015-04-07T17:15:00Z", "2015-04-07T18:15:00Z"}},
+	{name: "Saturday 17", freq: "Week", schedule: `{"hours":[17], "weekDays":["saturday"]}`,
+		want: []string{"2015-04-11T17:25:00Z", "2015-04-18T17:25:00Z", "2015-04-25T17:25:00Z"}},
+	{name: "Mon Wed Fri 17", freq: "Week", schedule: `{"hours":[17], "weekDays":["monday", "wednesday", "friday"]}`,
+		want: []string{"2015-04-08T17:25:00Z", "2015-04-10T17:25:00Z", "2015-04-13T17:25:00Z", "2015-04-15T17:25:00Z"}},
+	{name: "Mon Wed Fri 17:15 17:45", freq: "Week", schedule: `{"minutes":[15,45], "hours":[17], "weekDays":["monday", "wednesday", "friday"]}`,
+		want: []string{"2015-04-08T17:15:00Z", "2015-04-08T17:45:00Z", "2015-04-10T17:15:00Z", "2015-04-10T17:45:00Z", "2015-04-13T17:15:00Z"}},
+	{name: "Mon Wed Fri 5 and 17", freq: "Week", schedule: `{"hours":[5,17], "weekDays":["monday", "wednesday", "friday"]}`,
+		want: []string{"2015-04-08T05:25:00Z", "2015-04-08T17:25:00Z", "2015-04-10T05:25:00Z", "2015-04-10T17:25:00Z", "2015-04-13T05:25:00Z"}},
+	{name: "Mon Wed Fri 05:15 05:45 17:15 17:45", freq: "Week", schedule: `{"minutes":[15,45], "hours":[5,17], "weekDays":["monday", "wednesday", "friday"]}`,
+		want: []string{"2015-04-08T05:15:00Z", "2015-04-08T05:45:00Z", "2015-04-08T17:15:00Z", "2015-04-08T17:45:00Z", "2015-04-10T05:15:00Z"}},
+	{name: "every 15 minutes on weekdays", freq: "Week", schedule: `{"minutes":[0,15,30,45], "weekDays":["monday", "tuesday", "wednesday", "thursday", "friday"]}`,
+		want: []string{"2015-04-07T14:30:00Z", "2015-04-07T14:45:00Z", "2015-04-07T15:00:00Z", "2015-04-07T15:15:00Z"}},
+	{name: "every 15 minutes on weekdays, over the weekend", freq: "Week", schedule: `{"minutes":[0,15,30,45], "weekDays":["monday", "tuesday", "wednesday", "thursday", "friday"]}`,
+		now:  "2015-04-10T23:40:00Z",
+		want: []string{"2015-04-10T23:45:00Z", "2015-04-13T00:00:00Z", "2015-04-13T00:15:00Z"}},
+	{name: "every 15 minutes 9 to 16:45 on weekdays", freq: "Week", schedule: `{"minutes":[0,15,30,45], "hours": [9, 10, 11, 12, 13, 14, 15, 16], "weekDays":["monday", "tuesday", "wednesday", "thursday", "friday"]}`,
+		want: []string{"2015-04-07T14:30:00Z", "2015-04-07T14:45:00Z", "2015-04-07T15:00:00Z", "2015-04-07T15:15:00Z",
+			"2015-04-07T15:30:00Z", "2015-04-07T15:45:00Z", "2015-04-07T16:00:00Z", "2015-04-07T16:15:00Z",
+			"2015-04-07T16:30:00Z", "2015-04-07T16:45:00Z", "2015-04-08T09:00:00Z", "2015-04-08T09:15:00Z"}},
+	{name: "Sundays at the start time", freq: "Week", schedule: `{"weekDays":["sunday"]}`,
+		want: []string{"2015-04-12T14:25:00Z", "2015-04-19T14:25:00Z", "2015-04-26T14:25:00Z"}},
+	{name: "Tuesdays and Thursdays at the start time", freq: "Week", schedule: `{"weekDays":["tuesday", "thursday"]}`,
+		want: []string{"2015-04-07T14:25:00Z", "2015-04-09T14:25:00Z", "2015-04-14T14:25:00Z", "2015-04-16T14:25:00Z"}},
+	{name: "28th at 06:00", freq: "Month", schedule: `{"minutes":[0], "hours":[6], "monthDays":[28]}`,
+		want: []string{"2015-04-28T06:00:00Z", "2015-05-28T06:00:00Z", "2015-06-28T06:00:00Z"}},
+	{name: "last day at 06:00", freq: "Month", schedule: `{"minutes":[0], "hours":[6], "monthDays":[-1]}`,
+		want: []string{"2015-04-30T06:00:00Z", "2015-05-31T06:00:00Z", "2015-06-30T06:00:00Z", "2015-07-31T06:00:00Z"}},
+	{name: "last day at 06:00 in a leap year", freq: "Month", schedule: `{"minutes":[0], "hours":[6], "monthDays":[-1]}`,
+		start: "2016-01-15T14:25:00Z", now: "2016-01-01T00:00:00Z",
+		want: []string{"2016-01-31T06:00:00Z", "2016-02-29T06:00:00Z", "2016-03-31T06:00:00Z"}},
+	{name: "first and last day at 06:00", freq: "Month", schedule: `{"minutes":[0], "hours":[6], "monthDays":[1,-1]}`,
+		want: []string{"2015-04-30T06:00:00Z", "2015-05-01T06:00:00Z", "2015-05-31T06:00:00Z", "2015-06-01T06:00:00Z"}},
+	{name: "first and last day at the start time", freq: "Month", schedule: `{"monthDays":[1,-1]}`,
+		want: []string{"2015-04-30T14:25:00Z", "2015-05-01T14:25:00Z", "2015-05-31T14:25:00Z", "2015-06-01T14:25:00Z"}},
+	{name: "1st and 14th", freq: "Month", schedule: `{"monthDays":[1,14]}`,
+		want: []string{"2015-04-14T14:25:00Z", "2015-05-01T14:25:00Z", "2015-05-14T14:25:00Z", "2015-06-01T14:25:00Z"}},
+	{name: "2nd", freq: "Month", schedule: `{"monthDays":[2]}`,
+		want: []string{"2015-05-02T14:25:00Z", "2015-06-02T14:25:00Z", "2015-07-02T14:25:00Z"}},
+	{name: "first Friday at 05:00", freq: "Month", schedule: `{"minutes":[0], "hours":[5], "monthlyOccurrences":[{"day":"friday", "occurrence":1}]}`,
+		want: []string{"2015-05-01T05:00:00Z", "2015-06-05T05:00:00Z", "2015-07-03T05:00:00Z"}},
+	{name: "first Friday at the start time", freq: "Month", schedule: `{"monthlyOccurrences":[{"day":"friday", "occurrence":1}]}`,
+		want: []string{"2015-05-01T14:25:00Z", "2015-06-05T14:25:00Z", "2015-07-03T14:25:00Z"}},
+	{name: "third Friday from the end", freq: "Month", schedule: `{"monthlyOccurrences":[{"day":"friday", "occurrence":-3}]}`,
+		want: []string{"2015-04-10T14:25:00Z", "2015-05-15T14:25:00Z", "2015-06-12T14:25:00Z"}},
+	{name: "first and last Friday at 05:15", freq: "Month", schedule: `{"minutes":[15], "hours":[5], "monthlyOccurrences":[{"day":"friday", "occurrence":1},{"day":"friday", "occurrence":-1}]}`,
+		want: []string{"2015-04-24T05:15:00Z", "2015-05-01T05:15:00Z", "2015-05-29T05:15:00Z", "2015-06-05T05:15:00Z", "2015-06-26T05:15:00Z"}},
+	{name: "first and last Friday at the start time", freq: "Month", schedule: `{"monthlyOccurrences":[{"day":"friday", "occurrence":1},{"day":"friday", "occurrence":-1}]}`,
+		want: []string{"2015-04-24T14:25:00Z", "2015-05-01T14:25:00Z", "2015-05-29T14:25:00Z", "2015-06-05T14:25:00Z"}},
+	{name: "fifth Friday, skipped by months without one", freq: "Month", schedule: `{"monthlyOccurrences":[{"day":"friday", "occurrence":5}]}`,
+		want: []string{"2015-05-29T14:25:00Z", "2015-07-31T14:25:00Z", "2015-10-30T14:25:00Z"}},
+	{name: "every 15 minutes on the last Friday", freq: "Month", schedule: `{"minutes":[0,15,30,45], "monthlyOccurrences":[{"day":"friday", "occurrence":-1}]}`,
+		want: []string{"2015-04-24T00:00:00Z", "2015-04-24T00:15:00Z", "2015-04-24T00:30:00Z", "2015-04-24T00:45:00Z", "2015-04-24T01:00:00Z"}},
+	{name: "every 15 minutes on the last Friday, end of the day", freq: "Month", schedule: `{"minutes":[0,15,30,45], "monthlyOccurrences":[{"day":"friday", "occurrence":-1}]}`,
+		now:  "2015-04-24T23:40:00Z",
+		want: []string{"2015-04-24T23:45:00Z", "2015-05-29T00:00:00Z", "2015-05-29T00:15:00Z"}},
+	{name: "third Wednesday at 05:15 05:45 17:15 17:45", freq: "Month", schedule: `{"minutes":[15,45], "hours":[5,17], "monthlyOccurrences":[{"day":"wednesday", "occurrence":3}]}`,
+		want: []string{"2015-04-15T05:15:00Z", "2015-04-15T05:45:00Z", "2015-04-15T17:15:00Z", "2015-04-15T17:45:00Z", "2015-05-20T05:15:00Z"}},
+}
+
+func TestSeedScheduleExamples(t *testing.T) {
+	for _, row := range seedRows {
+		t.Run(row.name, func(t *testing.T) {
+			var sched wire.JobRecurrenceSchedule
+			if err := wire.Decode([]byte(row.schedule), &sched); err != nil {
+				t.Fatalf("decode %s: %v", row.schedule, err)
+			}
+			start, now := row.start, row.now
+			if start == "" {
+				start = "2015-04-07T14:25:00Z"
+			}
+			if now == "" {
+				now = "2015-04-01T00:00:00Z"
+			}
+			clock := utc(t, now)[0]
+			r := mustCompile(t, start, &wire.JobRecurrence{Frequency: row.freq, Schedule: &sched}, clock)
+			want := utc(t, row.want...)
+			if got := r.Occurrences(clock, 0, len(want)); format(got) != format(want) {
+				t.Errorf("got  %s\nwant %s", format(got), format(want))
+			}
+		})
+	}
+}
