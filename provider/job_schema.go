@@ -1,7 +1,6 @@
 package provider
 
 import (
-	"github.com/hashicorp/terraform-plugin-framework-validators/int64validator"
 	"github.com/hashicorp/terraform-plugin-framework-validators/listvalidator"
 	"github.com/hashicorp/terraform-plugin-framework-validators/objectvalidator"
 	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
@@ -201,7 +200,6 @@ func retryPolicyAttribute() schema.SingleNestedAttribute {
 			"retry_count": schema.Int64Attribute{
 				Optional:            true,
 				MarkdownDescription: "Retries after the first attempt, 0 to 20; default 4.",
-				Validators:          []validator.Int64{int64validator.Between(0, 20)},
 			},
 		},
 	}
