@@ -125,15 +125,8 @@ func TestCollectionListPaging(t *testing.T) {
 	for _, p := range []string{"rg1/providers/Microsoft.Scheduler/jobCollections/a", "rg1/providers/Microsoft.Scheduler/jobCollections/b", "rg2/providers/Microsoft.Scheduler/jobCollections/c"} {
 		h.collection(base+p, `{"sku":{"name":"Free"}}`)
 	}
-	names := func(r response) string {
-		var out []string
-		for _, v := range get(r.json(t), "value").([]any) {
-			out = append(out, get(v, "name").(string))
-		}
-		return strings.Join(out, ",")
-	}
 	r := h.must(200, http.MethodGet, "/subscriptions/sub-a/providers/Microsoft.Scheduler/jobCollections"+apiVersion+"&$top=2", nil)
-	if names(r) != "a,b" {
+	if names(t, r) != "a,b" {
 		t.Fatalf("first page %s", r.body)
 	}
 	next, _ := get(r.json(t), "nextLink").(string)
@@ -141,11 +134,11 @@ func TestCollectionListPaging(t *testing.T) {
 		t.Fatalf("nextLink %q", next)
 	}
 	r = h.must(200, http.MethodGet, next, nil)
-	if names(r) != "c" || get(r.json(t), "nextLink") != nil {
+	if names(t, r) != "c" || get(r.json(t), "nextLink") != nil {
 		t.Fatalf("second page %s", r.body)
 	}
 	r = h.must(200, http.MethodGet, "/subscriptions/sub-a/resourceGroups/rg1/providers/Microsoft.Scheduler/jobCollections"+apiVersion, nil)
-	if names(r) != "a,b" || get(r.json(t), "nextLink") != nil {
+	if names(t, r) != "a,b" || get(r.json(t), "nextLink") != nil {
 		t.Fatalf("by resource group %s", r.body)
 	}
 	r = h.must(200, http.MethodGet, "/subscriptions/sub-b/providers/Microsoft.Scheduler/jobCollections"+apiVersion, nil)

@@ -195,11 +195,11 @@ func (h *harness) collection(path, props string) {
 	h.must(http.StatusCreated, http.MethodPut, path+apiVersion, `{"location":"local","properties":`+props+`}`)
 }
 
-// storedJob reads a job straight from the store.
-func (h *harness) storedJob(coll, name string) *store.Job {
+// storedJob reads a job of jc1 straight from the store.
+func (h *harness) storedJob(name string) *store.Job {
 	h.t.Helper()
 	j, err := h.store.JobGet(h.t.Context(), store.JobGetParams{Key: store.JobKey{
-		CollectionKey: store.CollectionKey{Subscription: "sub-a", ResourceGroup: "rg1", Name: coll}, Name: name,
+		CollectionKey: store.CollectionKey{Subscription: "sub-a", ResourceGroup: "rg1", Name: "jc1"}, Name: name,
 	}})
 	if err != nil {
 		h.t.Fatal(err)
@@ -237,4 +237,26 @@ func get(v any, path ...any) any {
 		}
 	}
 	return v
+}
+
+// list is a decoded JSON array (nil when v is not one).
+func list(v any) []any {
+	a, _ := v.([]any)
+	return a
+}
+
+// str is a decoded JSON string ("" when v is not one).
+func str(v any) string {
+	s, _ := v.(string)
+	return s
+}
+
+// names lists the "name" of every value of a list response, comma-separated.
+func names(t *testing.T, r response) string {
+	t.Helper()
+	var out []string
+	for _, v := range list(get(r.json(t), "value")) {
+		out = append(out, str(get(v, "name")))
+	}
+	return strings.Join(out, ",")
 }

@@ -19,24 +19,17 @@ func TestJobListPagingAndFilter(t *testing.T) {
 		h.must(201, http.MethodPut, collPath+"/jobs/"+n+apiVersion, `{"properties":{"state":"Disabled",`+httpsAction+`}}`)
 	}
 	h.must(201, http.MethodPut, collPath+"/jobs/d"+apiVersion, `{"properties":{`+httpsAction+`}}`)
-	names := func(r response) string {
-		var out []string
-		for _, v := range get(r.json(t), "value").([]any) {
-			out = append(out, get(v, "name").(string))
-		}
-		return strings.Join(out, ",")
-	}
 	r := h.must(200, http.MethodGet, collPath+"/jobs"+apiVersion+"&$top=2&$filter=state%20eq%20%27disabled%27", nil)
-	if names(r) != "jc1/a,jc1/b" {
+	if names(t, r) != "jc1/a,jc1/b" {
 		t.Fatalf("page 1: %s", r.body)
 	}
 	next, _ := get(r.json(t), "nextLink").(string)
 	r = h.must(200, http.MethodGet, next, nil)
-	if names(r) != "jc1/c" || get(r.json(t), "nextLink") != nil {
+	if names(t, r) != "jc1/c" || get(r.json(t), "nextLink") != nil {
 		t.Fatalf("page 2 (%s): %s", next, r.body)
 	}
 	r = h.must(200, http.MethodGet, collPath+"/jobs"+apiVersion+"&$filter=STATE+eq+Enabled", nil)
-	if names(r) != "jc1/d" {
+	if names(t, r) != "jc1/d" {
 		t.Fatalf("enabled: %s", r.body)
 	}
 	r = h.must(400, http.MethodGet, collPath+"/jobs"+apiVersion+"&$filter=state+eq+sleeping", nil)
@@ -50,13 +43,13 @@ func TestRunEnableDisableAndHistory(t *testing.T) {
 	h := newHarness(t)
 	h.collection(collPath, `{"sku":{"name":"Standard"}}`)
 	h.must(201, http.MethodPut, jobPath, `{"properties":{"startTime":"2026-11-18T13:00:00Z",`+httpsAction+`,"recurrence":{"frequency":"Hour"}}}`)
-	j := h.storedJob("jc1", "j1")
+	j := h.storedJob("j1")
 	h.must(200, http.MethodPost, collPath+"/jobs/j1/run"+apiVersion, nil)
 	if !slices.Equal(h.disp.runs, []int64{j.ID}) {
 		t.Fatalf("RunNow calls %v, want [%d]", h.disp.runs, j.ID)
 	}
 	next := func() string {
-		return rfc3339UTC(h.storedJob("jc1", "j1").Status.NextExecutionTime)
+		return rfc3339UTC(h.storedJob("j1").Status.NextExecutionTime)
 	}
 	if got := next(); got != "2026-11-18T13:00:00Z" {
 		t.Fatalf("next %q", got)
@@ -119,7 +112,7 @@ func TestRunEnableDisableAndHistory(t *testing.T) {
 		t.Fatalf("second page %s", r.body)
 	}
 	r = h.must(200, http.MethodGet, collPath+"/jobs/j1/history"+apiVersion+"&$filter=status+eq+'FAILED'", nil)
-	if v := get(r.json(t), "value").([]any); len(v) != 1 || get(v[0], "properties", "message") != "Http request failed: 500" {
+	if v := list(get(r.json(t), "value")); len(v) != 1 || get(v[0], "properties", "message") != "Http request failed: 500" {
 		t.Fatalf("failed only %s", r.body)
 	}
 }

@@ -193,10 +193,12 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, info *reqInfo) *a
 	switch strings.TrimSuffix(r.URL.Path, "/") {
 	case "/healthz":
 		info.route = "healthz"
-		return s.healthz(w, r)
+		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+		return nil
 	case "/readyz":
 		info.route = "readyz"
-		return s.readyz(w, r)
+		s.readyz(w, r)
+		return nil
 	case "/metrics":
 		info.route = "metrics"
 		if _, e := s.tokens.authenticate(r); e != nil {
@@ -297,13 +299,8 @@ func (s *Server) storeError(ctx context.Context, what string, err error) *apiErr
 	}
 }
 
-func (s *Server) healthz(w http.ResponseWriter, _ *http.Request) *apiError {
-	writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
-	return nil
-}
-
 // readyz answers 200 when the store answers and the dispatcher is ready, else 503.
-func (s *Server) readyz(w http.ResponseWriter, r *http.Request) *apiError {
+func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
 	defer cancel()
 	storeOK := "ok"
@@ -320,5 +317,4 @@ func (s *Server) readyz(w http.ResponseWriter, r *http.Request) *apiError {
 		status = http.StatusServiceUnavailable
 	}
 	writeJSON(w, status, map[string]string{"store": storeOK, "dispatcher": dispOK})
-	return nil
 }

@@ -92,7 +92,7 @@ func ValidateCollection(p *wire.JobCollectionProperties) wire.Problems {
 		return nil
 	}
 	if p.Sku != nil {
-		ps.enum("sku.name", p.Sku.Name, true, skuNames)
+		ps.enum("sku.name", p.Sku.Name, skuNames)
 	}
 	if p.State != "" {
 		if s, ok := Canonical(p.State, collectionStates); !ok {
@@ -109,7 +109,7 @@ func ValidateCollection(p *wire.JobCollectionProperties) wire.Problems {
 			ps.add("quota.maxJobOccurrence", "%d is below 1", *q.MaxJobOccurrence)
 		}
 		if r := q.MaxRecurrence; r != nil {
-			ps.enum("quota.maxRecurrence.frequency", r.Frequency, true, frequencies)
+			ps.enum("quota.maxRecurrence.frequency", r.Frequency, frequencies)
 			if r.Interval != nil && *r.Interval < 1 {
 				ps.add("quota.maxRecurrence.interval", "%d is below 1", *r.Interval)
 			}

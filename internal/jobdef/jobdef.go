@@ -36,13 +36,10 @@ func (ps *problems) add(path, format string, args ...any) {
 	ps.list = append(ps.list, wire.Problem{Path: path, Message: fmt.Sprintf(format, args...)})
 }
 
-// enum checks that v is one of allowed (case-insensitively); empty is reported as required when
-// required is set.
-func (ps *problems) enum(path, v string, required bool, allowed []string) {
+// enum checks that v is one of allowed (case-insensitively); empty is reported as required.
+func (ps *problems) enum(path, v string, allowed []string) {
 	if v == "" {
-		if required {
-			ps.add(path, "is required (one of %s)", strings.Join(allowed, ", "))
-		}
+		ps.add(path, "is required (one of %s)", strings.Join(allowed, ", "))
 		return
 	}
 	if _, ok := Canonical(v, allowed); !ok {
@@ -111,7 +108,7 @@ func definitionSize(p *wire.JobProperties) int {
 func validateAction(ps *problems, path, typ string, req *wire.HTTPRequest, q *wire.StorageQueueMessage,
 	sbq *wire.ServiceBusQueueMessage, sbt *wire.ServiceBusTopicMessage,
 ) {
-	ps.enum(path+".type", typ, true, actionTypes)
+	ps.enum(path+".type", typ, actionTypes)
 	t, _ := Canonical(typ, actionTypes)
 	present := map[string]bool{
 		"request":                req != nil,
@@ -169,7 +166,7 @@ func validateRequest(ps *problems, path, typ string, r *wire.HTTPRequest) {
 			ps.add(path+".uri", "the scheme %q does not match the action type %s (it must be %s)", u.Scheme, typ, strings.ToLower(typ))
 		}
 	}
-	ps.enum(path+".method", r.Method, true, httpMethods)
+	ps.enum(path+".method", r.Method, httpMethods)
 	if n := utf8.RuneCountInString(r.Body); n > MaxBodyChars {
 		ps.add(path+".body", "is %d characters long; at most %d are allowed", n, MaxBodyChars)
 	}
@@ -226,7 +223,7 @@ func HasAuthentication(r *wire.HTTPRequest) bool {
 }
 
 func validateAuth(ps *problems, path string, a *wire.HTTPAuthentication) {
-	ps.enum(path+".type", a.Type, true, authTypes)
+	ps.enum(path+".type", a.Type, authTypes)
 	t, _ := Canonical(a.Type, authTypes)
 	required := func(field, v string) {
 		if v == "" {
