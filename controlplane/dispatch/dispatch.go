@@ -1,0 +1,267 @@
+// Package dispatch fires jobs on time. One goroutine (the loop) owns an in-memory heap of next-due
+// times (each schedulable job's next occurrence and each execution's next retry) and sleeps on one
+// timer, a wake-up channel and ctx.Done(). When items fall due it builds claims; a batch writer
+// commits claims and attempt records to the store in transactions of up to BatchSize; a bounded
+// pool of workers runs the attempts (package action).
+//
+// Delivery is at-least-once: an occurrence is claimed durably (as a store.Execution with its
+// execution tag) before its first attempt, and the execution is deleted only in the transaction
+// that records its last attempt. Retries are the execution's DueAt, stored, not sleeps. On start
+// the dispatcher loads every unfinished execution and runs it again with the same tag, so a crash
+// can repeat an attempt but never drop an occurrence.
+//
+// Next occurrences are computed from the scheduled time, never from when the previous execution
+// ran, so schedules do not drift. An occurrence found late by more than the misfire threshold
+// (after downtime or overload) is coalesced with every later due one into a single execution,
+// whose expected time is the latest of them and whose first history entry says how many were
+// missed.
+package dispatch
+
+import (
+	"context"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/action"
+	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/secret"
+	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/store"
+	"github.com/schedulerhq/terraform-provider-scheduler/internal/clock"
+)
+
+// Defaults of Config.
+const (
+	DefaultMisfireThreshold = 60 * time.Second
+	DefaultFaultedAfter     = 10
+	DefaultWorkers          = 256
+	DefaultBatchSize        = 256
+	DefaultShutdownGrace    = 8 * time.Second
+	DefaultPurgeInterval    = time.Hour
+	DefaultRetention        = 60 * 24 * time.Hour
+	DefaultHistoryKeep      = 1000
+	DefaultLoadPage         = 1000
+)
+
+// Config configures a Dispatcher. Store, Secrets are required; the rest have defaults.
+type Config struct {
+	Store   store.Driver
+	Clock   clock.Clock
+	Secrets *secret.Box
+	Logger  *slog.Logger
+	// Registerer receives the dispatcher's metrics; nil: they are kept in a private registry.
+	Registerer prometheus.Registerer
+
+	// Outbound HTTP: a shared Transport (nil: action.NewTransport), extra roots for HTTPS
+	// targets, the attempt timeout (60 s) and where OAuth tokens come from.
+	Transport      *http.Transport
+	RootCAs        *x509.CertPool
+	AttemptTimeout time.Duration
+	OAuthAuthority string
+
+	MisfireThreshold time.Duration // occurrences later than this are coalesced (60 s)
+	FaultedAfter     int           // consecutive faulted occurrences that make a job Faulted (10)
+	Workers          int           // concurrent attempts (256)
+	Region           string        // x-ms-scheduler-execution-region
+	BatchSize        int           // claims or records per transaction (256)
+	ShutdownGrace    time.Duration // how long Run waits for running attempts on shutdown (8 s)
+
+	PurgeInterval time.Duration // how often history and final jobs are purged (1 h)
+	Retention     time.Duration // history age and final jobs' age before purge (60 days)
+	HistoryKeep   int           // executions of history kept per job (1,000)
+
+	// OnRecord, when set, is called after each attempt record is committed (tests, tracing).
+	OnRecord func(store.AttemptRecord, store.AttemptRecordResult)
+}
+
+// Dispatcher fires jobs. Create it with New, start it with Run.
+type Dispatcher struct {
+	cfg    Config
+	store  store.Driver
+	clock  clock.Clock
+	box    *secret.Box
+	log    *slog.Logger
+	exec   *action.Executor
+	m      *metrics
+	ready  atomic.Bool
+	tasks  *taskQueue
+	ops    chan op
+	inbox  inbox
+	loopMu sync.Mutex // held by the running loop: Run is not re-entrant
+	// pendingClaims counts claims sent to the writer and not yet answered (for the backlog gauge).
+	pendingClaims atomic.Int64
+}
+
+// New returns a Dispatcher; it does no I/O.
+func New(cfg Config) (*Dispatcher, error) {
+	if cfg.Store == nil {
+		return nil, errors.New("dispatch: Store is required")
+	}
+	if cfg.Secrets == nil {
+		return nil, errors.New("dispatch: Secrets is required")
+	}
+	if cfg.Clock == nil {
+		cfg.Clock = clock.Real{}
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	if cfg.MisfireThreshold <= 0 {
+		cfg.MisfireThreshold = DefaultMisfireThreshold
+	}
+	if cfg.FaultedAfter <= 0 {
+		cfg.FaultedAfter = DefaultFaultedAfter
+	}
+	if cfg.Workers <= 0 {
+		cfg.Workers = DefaultWorkers
+	}
+	if cfg.BatchSize <= 0 {
+		cfg.BatchSize = DefaultBatchSize
+	}
+	if cfg.ShutdownGrace <= 0 {
+		cfg.ShutdownGrace = DefaultShutdownGrace
+	}
+	if cfg.PurgeInterval <= 0 {
+		cfg.PurgeInterval = DefaultPurgeInterval
+	}
+	if cfg.Retention <= 0 {
+		cfg.Retention = DefaultRetention
+	}
+	if cfg.HistoryKeep <= 0 {
+		cfg.HistoryKeep = DefaultHistoryKeep
+	}
+	if cfg.Registerer == nil {
+		cfg.Registerer = prometheus.NewRegistry()
+	}
+	d := &Dispatcher{
+		cfg:   cfg,
+		store: cfg.Store,
+		clock: cfg.Clock,
+		box:   cfg.Secrets,
+		log:   cfg.Logger,
+		exec: action.New(action.Config{
+			Clock: cfg.Clock, Transport: cfg.Transport, RootCAs: cfg.RootCAs, Timeout: cfg.AttemptTimeout,
+			OAuthAuthority: cfg.OAuthAuthority, Logger: cfg.Logger,
+		}),
+		tasks: newTaskQueue(),
+		ops:   make(chan op, 4*cfg.BatchSize),
+	}
+	d.inbox.wake = make(chan struct{}, 1)
+	m, err := newMetrics(cfg.Registerer, func() float64 {
+		return float64(d.tasks.len()) + float64(d.pendingClaims.Load())
+	})
+	if err != nil {
+		return nil, fmt.Errorf("dispatch: metrics: %w", err)
+	}
+	d.m = m
+	return d, nil
+}
+
+// Ready reports whether the schedule is loaded (for /readyz).
+func (d *Dispatcher) Ready() bool { return d.ready.Load() }
+
+// JobChanged tells the dispatcher a job was created, updated or deleted: it reloads the job.
+func (d *Dispatcher) JobChanged(jobID int64) {
+	d.inbox.post(event{kind: evJobChanged, id: jobID})
+}
+
+// CollectionChanged tells the dispatcher a collection's state changed or it was deleted: it
+// reloads the collection's jobs.
+func (d *Dispatcher) CollectionChanged(collectionID int64) {
+	d.inbox.post(event{kind: evCollectionChanged, id: collectionID})
+}
+
+// RunNow runs one execution of the job now, whatever its schedule ("run now"). The execution is
+// claimed durably before RunNow returns; it counts as an execution of the job. It returns
+// store.ErrNotFound (wrapped) when the job does not exist.
+func (d *Dispatcher) RunNow(ctx context.Context, jobID int64) error {
+	j, err := d.store.JobGetByID(ctx, store.JobGetByIDParams{ID: jobID})
+	if err != nil {
+		return fmt.Errorf("run now: %w", err)
+	}
+	now := d.clock.Now()
+	res, err := d.store.ExecutionClaimMany(ctx, store.ExecutionClaimManyParams{Now: now, Claims: []store.ExecutionClaim{{
+		Execution: store.Execution{
+			JobID: jobID, Tag: uuid.NewString(), Scheduled: now, Manual: true, Phase: store.ActionMain, DueAt: now, ClaimedAt: now,
+		},
+	}}})
+	if err != nil {
+		return fmt.Errorf("run now: %w", err)
+	}
+	if res[0].Err != nil {
+		return fmt.Errorf("run now: %w", res[0].Err)
+	}
+	e := res[0].Execution
+	d.inbox.post(event{kind: evClaimedElsewhere, id: jobID, prev: j.Version, version: res[0].Version, count: e.RepeatCount})
+	d.log.Info("manual run claimed", "job_id", jobID, "execution_tag", e.Tag)
+	d.tasks.push(task{exec: *e, job: j})
+	return nil
+}
+
+// Run loads the schedule and fires jobs until ctx is done. On return no attempt is running and
+// every finished attempt is recorded: on shutdown it starts no new attempt and waits up to
+// ShutdownGrace for running ones (an attempt cut short is not recorded; its execution stays
+// claimed and runs again, with the same tag, on the next start).
+func (d *Dispatcher) Run(ctx context.Context) error {
+	if !d.loopMu.TryLock() {
+		return errors.New("dispatch: Run is already running")
+	}
+	defer d.loopMu.Unlock()
+
+	l := newLoop(d)
+	if err := l.load(ctx); err != nil {
+		return fmt.Errorf("dispatch: load: %w", err)
+	}
+	d.ready.Store(true)
+	defer d.ready.Store(false)
+	d.log.Info("dispatcher ready", "jobs", len(l.entries), "unfinished_executions", l.resumed, "workers", d.cfg.Workers)
+
+	writerDone := make(chan struct{})
+	go func() {
+		defer close(writerDone)
+		d.writer(ctx)
+	}()
+
+	attemptCtx, cancelAttempts := context.WithCancel(context.WithoutCancel(ctx))
+	defer cancelAttempts()
+	var workers sync.WaitGroup
+	for range d.cfg.Workers {
+		workers.Go(func() { d.worker(attemptCtx) })
+	}
+	purgeDone := make(chan struct{})
+	go func() {
+		defer close(purgeDone)
+		d.purger(ctx)
+	}()
+
+	l.run(ctx)
+
+	// Shutdown: no new attempts; wait for running ones up to the grace period.
+	d.tasks.close()
+	idle := make(chan struct{})
+	go func() {
+		workers.Wait()
+		close(idle)
+	}()
+	grace := d.clock.NewTimer(d.cfg.ShutdownGrace)
+	select {
+	case <-idle:
+		grace.Stop()
+	case <-grace.C():
+		d.log.Warn("shutdown grace period over: cutting running attempts short", "grace", d.cfg.ShutdownGrace.String())
+		cancelAttempts()
+		<-idle
+	}
+	close(d.ops)
+	<-writerDone
+	<-purgeDone
+	d.log.Info("dispatcher stopped")
+	return nil
+}

@@ -1,0 +1,448 @@
+package dispatch_test
+
+import (
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"net/http"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/dispatch"
+	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/secret"
+	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/store"
+	"github.com/schedulerhq/terraform-provider-scheduler/internal/wire"
+)
+
+func equal(t *testing.T, what string, got, want any) {
+	t.Helper()
+	if fmt.Sprintf("%#v", got) != fmt.Sprintf("%#v", want) {
+		t.Fatalf("%s:\n got  %#v\n want %#v", what, got, want)
+	}
+}
+
+func TestFiresOnScheduleWithHeadersHistoryAndStatus(t *testing.T) {
+	tg := newTarget(t)
+	e := newEnv(t, t0, nil)
+	props := everyMinute(t0.Add(time.Minute))
+	props.Action = httpAction(tg.URL + "/hook")
+	props.Action.Request.Headers = map[string]string{"X-Job": "one"}
+	j := e.putJob("job-1", props, "Enabled")
+	e.start()
+	e.settle()
+	tg.none(t, 50*time.Millisecond) // not due yet
+
+	e.clock.Set(t0.Add(time.Minute))
+	h := tg.next(t)
+	equal(t, "method and path", h.Method+" "+h.Path+" "+h.Body, "POST /hook ping")
+	tag := h.Header.Get("x-ms-execution-tag")
+	if len(tag) != 36 {
+		t.Fatalf("execution tag %q is not a UUID", tag)
+	}
+	for k, v := range map[string]string{
+		"X-Job":                                  "one",
+		"x-ms-scheduler-expected-execution-time": "2026-06-01T09:01:00Z",
+		"x-ms-scheduler-jobid":                   "/subscriptions/sub/resourceGroups/rg/providers/Microsoft.Scheduler/jobCollections/coll/jobs/job-1",
+		"x-ms-scheduler-jobcollectionid":         "/subscriptions/sub/resourceGroups/rg/providers/Microsoft.Scheduler/jobCollections/coll",
+		"x-ms-scheduler-execution-region":        "test-region",
+	} {
+		equal(t, "header "+k, h.Header.Get(k), v)
+	}
+	if h.Header.Get("x-ms-client-request-id") == "" {
+		t.Fatal("no x-ms-client-request-id")
+	}
+	r := e.record()
+	equal(t, "record", [3]bool{r.Finished, r.Faulted, r.Failure}, [3]bool{true, false, false})
+
+	hs := e.history(j)
+	if len(hs) != 1 {
+		t.Fatalf("%d history entries, want 1", len(hs))
+	}
+	got := *hs[0]
+	want := store.HistoryEntry{
+		ID: got.ID, JobID: j.ID, ExecutionID: got.ExecutionID, ExecutionTag: tag, ActionName: "MainAction", Status: "Completed",
+		Message: "HTTP/1.1 200 OK\nanswer from /hook", RetryCount: 0, RepeatCount: 1,
+		ExpectedExecutionTime: t0.Add(time.Minute), StartTime: t0.Add(time.Minute), EndTime: t0.Add(time.Minute),
+	}
+	equal(t, "history", got, want)
+	st := e.job(j.ID).Status
+	equal(t, "status", st, store.JobStatus{ExecutionCount: 1, LastExecutionTime: t0.Add(time.Minute), NextExecutionTime: t0.Add(2 * time.Minute)})
+
+	// The next occurrence is computed from the schedule, with a new tag and the next repeat count.
+	e.clock.Set(t0.Add(2*time.Minute + 10*time.Second))
+	h2 := tg.next(t)
+	equal(t, "second expected time", h2.Header.Get("x-ms-scheduler-expected-execution-time"), "2026-06-01T09:02:00Z")
+	if h2.Header.Get("x-ms-execution-tag") == tag {
+		t.Fatal("second occurrence reused the first one's tag")
+	}
+	r2 := e.record()
+	equal(t, "second repeat count", r2.History.RepeatCount, 2)
+	equal(t, "next after the second", e.job(j.ID).Status.NextExecutionTime, t0.Add(3*time.Minute))
+
+	equal(t, "lateness samples", metricValue(t, e.reg, "scheduler_execution_lateness_seconds", ""), 2.0)
+	equal(t, "completed executions", metricValue(t, e.reg, "scheduler_executions_total", "completed"), 2.0)
+	equal(t, "faulted executions", metricValue(t, e.reg, "scheduler_executions_total", "faulted"), 0.0)
+	equal(t, "backlog", metricValue(t, e.reg, "scheduler_due_backlog", ""), 0.0)
+}
+
+func TestRetriesErrorActionAndFaulted(t *testing.T) {
+	tg := newTarget(t)
+	tg.answer("/main", http.StatusInternalServerError)
+	tg.answer("/error", http.StatusBadGateway)
+	e := newEnv(t, t0, nil) // FaultedAfter 2
+	props := everyMinute(t0.Add(time.Minute))
+	props.Action = httpAction(tg.URL + "/main")
+	props.Action.RetryPolicy = &wire.RetryPolicy{RetryType: "Fixed", RetryInterval: "PT15S", RetryCount: intp(2)}
+	props.Action.ErrorAction = &wire.JobErrorAction{Type: "Http", Request: &wire.HTTPRequest{URI: tg.URL + "/error", Method: "PUT"},
+		RetryPolicy: &wire.RetryPolicy{RetryType: "None"}}
+	j := e.putJob("flaky", props, "Enabled")
+	e.start()
+
+	occurrence := func(at time.Time) string {
+		t.Helper()
+		e.clock.Set(at)
+		var tags []string
+		for i := range 3 {
+			h := tg.next(t)
+			equal(t, fmt.Sprintf("attempt %d path", i), h.Path, "/main")
+			tags = append(tags, h.Header.Get("x-ms-execution-tag"))
+			r := e.record()
+			equal(t, fmt.Sprintf("attempt %d retry count", i), r.History.RetryCount, i)
+			if i < 2 {
+				equal(t, "retry due", r.Next, r.History.EndTime.Add(15*time.Second))
+				e.clock.Advance(15 * time.Second)
+			} else {
+				equal(t, "on to the error action", [3]any{r.Failure, r.Phase, r.Finished}, [3]any{true, "ErrorAction", false})
+			}
+		}
+		h := tg.next(t)
+		equal(t, "error action", h.Method+" "+h.Path, "PUT /error")
+		tags = append(tags, h.Header.Get("x-ms-execution-tag"))
+		r := e.record()
+		equal(t, "error action record", [3]bool{r.Finished, r.Faulted, r.Failure}, [3]bool{true, true, false})
+		for _, tag := range tags[1:] {
+			equal(t, "tag stable across attempts", tag, tags[0])
+		}
+		return tags[0]
+	}
+	tag := occurrence(t0.Add(time.Minute))
+	got := e.job(j.ID)
+	equal(t, "state after one faulted occurrence", got.State, "Enabled")
+	equal(t, "status", got.Status, store.JobStatus{ExecutionCount: 1, FailureCount: 1, FaultedCount: 1, ConsecutiveFaults: 1,
+		LastExecutionTime: t0.Add(time.Minute), NextExecutionTime: t0.Add(2 * time.Minute)})
+	hs := e.history(j)
+	var lines []string
+	for _, h := range hs {
+		lines = append(lines, fmt.Sprintf("%s %s retry=%d repeat=%d tag-ok=%v", h.ActionName, h.Status, h.RetryCount, h.RepeatCount, h.ExecutionTag == tag))
+	}
+	equal(t, "history, newest first", lines, []string{
+		"ErrorAction Failed retry=0 repeat=1 tag-ok=true",
+		"MainAction Failed retry=2 repeat=1 tag-ok=true",
+		"MainAction Failed retry=1 repeat=1 tag-ok=true",
+		"MainAction Failed retry=0 repeat=1 tag-ok=true",
+	})
+	equal(t, "error message", hs[0].Message, "HTTP/1.1 502 Bad Gateway\nanswer from /error")
+
+	occurrence(t0.Add(2 * time.Minute))
+	got = e.job(j.ID)
+	equal(t, "state after two faulted occurrences in a row", got.State, "Faulted")
+	equal(t, "next", got.Status.NextExecutionTime, time.Time{})
+	equal(t, "counters", [3]int{got.Status.ExecutionCount, got.Status.FailureCount, got.Status.FaultedCount}, [3]int{2, 2, 2})
+	e.clock.Set(t0.Add(10 * time.Minute))
+	tg.none(t, 100*time.Millisecond)
+	equal(t, "faulted executions", metricValue(t, e.reg, "scheduler_executions_total", "faulted"), 2.0)
+}
+
+func TestErrorActionSucceedsAfterMainFails(t *testing.T) {
+	tg := newTarget(t)
+	tg.answer("/main", http.StatusNotFound)
+	e := newEnv(t, t0, nil)
+	props := wire.JobProperties{StartTime: t0.Add(time.Minute).Format(time.RFC3339), Action: httpAction(tg.URL + "/main")}
+	props.Action.RetryPolicy = &wire.RetryPolicy{RetryType: "None"}
+	props.Action.ErrorAction = &wire.JobErrorAction{Type: "Http", Request: &wire.HTTPRequest{URI: tg.URL + "/error", Method: "POST"}}
+	j := e.putJob("one-shot", props, "Enabled")
+	e.start()
+	e.clock.Set(t0.Add(time.Minute))
+	equal(t, "main", tg.next(t).Path, "/main")
+	e.record()
+	equal(t, "error action", tg.next(t).Path, "/error")
+	e.record()
+	got := e.job(j.ID)
+	equal(t, "one-shot job after its only execution", got.State, "Completed")
+	equal(t, "counters", [3]int{got.Status.ExecutionCount, got.Status.FailureCount, got.Status.FaultedCount}, [3]int{1, 1, 0})
+	equal(t, "failed executions", metricValue(t, e.reg, "scheduler_executions_total", "failed"), 1.0)
+}
+
+func TestMisfiredOccurrencesAreCoalesced(t *testing.T) {
+	tg := newTarget(t)
+	e := newEnv(t, t0, nil)
+	props := everyMinute(t0)
+	props.Action = httpAction(tg.URL + "/m")
+	j := e.putJob("late", props, "Enabled") // next = t0
+	// The daemon was down for 10.5 minutes.
+	e.clock.Set(t0.Add(10*time.Minute + 30*time.Second))
+	e.start()
+	h := tg.next(t)
+	equal(t, "expected time of the coalesced execution", h.Header.Get("x-ms-scheduler-expected-execution-time"), "2026-06-01T09:10:00Z")
+	e.record()
+	hs := e.history(j)
+	if len(hs) != 1 {
+		t.Fatalf("%d history entries, want 1", len(hs))
+	}
+	equal(t, "message", hs[0].Message,
+		"10 missed occurrence(s) before 2026-06-01T09:10:00Z were coalesced into this execution (misfire threshold 1m0s).\nHTTP/1.1 200 OK\nanswer from /m")
+	got := e.job(j.ID)
+	equal(t, "status", got.Status, store.JobStatus{ExecutionCount: 1, LastExecutionTime: t0.Add(10*time.Minute + 30*time.Second),
+		NextExecutionTime: t0.Add(11 * time.Minute)})
+	tg.none(t, 50*time.Millisecond)
+}
+
+func TestLateWithinThresholdCatchesUpEachOccurrence(t *testing.T) {
+	tg := newTarget(t)
+	e := newEnv(t, t0, func(c *dispatch.Config) { c.MisfireThreshold = 5 * time.Minute })
+	props := everyMinute(t0)
+	props.Action = httpAction(tg.URL + "/m")
+	e.putJob("late", props, "Enabled")
+	e.clock.Set(t0.Add(2*time.Minute + 30*time.Second))
+	e.start()
+	var got []string
+	for range 3 {
+		got = append(got, tg.next(t).Header.Get("x-ms-scheduler-expected-execution-time"))
+	}
+	sort.Strings(got) // attempts run in parallel
+	equal(t, "each occurrence runs", got, []string{"2026-06-01T09:00:00Z", "2026-06-01T09:01:00Z", "2026-06-01T09:02:00Z"})
+	tg.none(t, 50*time.Millisecond)
+}
+
+func TestResumesClaimedExecutionsWithTheSameTag(t *testing.T) {
+	tg := newTarget(t)
+	e := newEnv(t, t0, nil)
+	props := everyMinute(t0.Add(time.Hour))
+	props.Action = httpAction(tg.URL + "/r")
+	j := e.putJob("resumed", props, "Enabled")
+	ctx := t.Context()
+	// A previous process claimed two occurrences and died: one before its first attempt, one
+	// waiting for a retry due at t0+30s.
+	res, err := e.store.ExecutionClaimMany(ctx, store.ExecutionClaimManyParams{Now: t0, Claims: []store.ExecutionClaim{
+		{ExpectVersion: j.Version, NextExecutionTime: t0.Add(time.Hour), Execution: store.Execution{
+			JobID: j.ID, Tag: "tag-before-crash", Scheduled: t0.Add(-time.Minute), Phase: "MainAction", DueAt: t0.Add(-time.Minute), ClaimedAt: t0}},
+		{Execution: store.Execution{JobID: j.ID, Tag: "tag-retrying", Scheduled: t0.Add(-2 * time.Minute), Manual: true,
+			Phase: "MainAction", DueAt: t0.Add(-2 * time.Minute), ClaimedAt: t0}},
+	}})
+	if err != nil || res[0].Err != nil || res[1].Err != nil {
+		t.Fatalf("claims: %v %+v", err, res)
+	}
+	x2 := res[1].Execution
+	if _, err := e.store.AttemptRecordMany(ctx, store.AttemptRecordManyParams{Now: t0, Records: []store.AttemptRecord{{
+		ExecutionID: x2.ID, JobID: j.ID, Next: t0.Add(30 * time.Second), Phase: "MainAction", Attempt: 1,
+		History: store.HistoryEntry{ExecutionTag: x2.Tag, ActionName: "MainAction", Status: "Failed", Message: "HTTP/1.1 500", RepeatCount: 2,
+			StartTime: t0, EndTime: t0},
+	}}}); err != nil {
+		t.Fatal(err)
+	}
+
+	e.start()
+	h := tg.next(t)
+	equal(t, "resumed tag", h.Header.Get("x-ms-execution-tag"), "tag-before-crash")
+	equal(t, "resumed expected time", h.Header.Get("x-ms-scheduler-expected-execution-time"), "2026-06-01T08:59:00Z")
+	r := e.record()
+	equal(t, "resumed record", [2]any{r.History.ExecutionTag, r.History.RepeatCount}, [2]any{"tag-before-crash", 1})
+	e.settle()
+	tg.none(t, 50*time.Millisecond) // the retry is not due before t0+30s
+	e.clock.Set(t0.Add(30 * time.Second))
+	h = tg.next(t)
+	equal(t, "retried tag", h.Header.Get("x-ms-execution-tag"), "tag-retrying")
+	r = e.record()
+	equal(t, "retry count of the resumed retry", r.History.RetryCount, 1)
+	equal(t, "unfinished executions", len(e.unfinished()), 0)
+	equal(t, "history entries", len(e.history(j)), 3)
+}
+
+func TestRunNowOnADisabledJob(t *testing.T) {
+	tg := newTarget(t)
+	e := newEnv(t, t0, nil)
+	props := everyMinute(t0.Add(time.Minute))
+	props.Action = httpAction(tg.URL + "/now")
+	j := e.putJob("manual", props, "Disabled")
+	e.start()
+	if err := e.disp.RunNow(t.Context(), j.ID); err != nil {
+		t.Fatal(err)
+	}
+	h := tg.next(t)
+	equal(t, "expected time of a manual run", h.Header.Get("x-ms-scheduler-expected-execution-time"), "2026-06-01T09:00:00Z")
+	e.record()
+	got := e.job(j.ID)
+	equal(t, "state", got.State, "Disabled")
+	equal(t, "status", got.Status, store.JobStatus{ExecutionCount: 1, LastExecutionTime: t0})
+	// Disabled: the schedule itself does not fire.
+	e.clock.Set(t0.Add(5 * time.Minute))
+	tg.none(t, 100*time.Millisecond)
+
+	err := e.disp.RunNow(t.Context(), j.ID+100)
+	if !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("RunNow of an absent job: %v, want ErrNotFound", err)
+	}
+}
+
+func TestCountCompletesTheJob(t *testing.T) {
+	tg := newTarget(t)
+	e := newEnv(t, t0, nil)
+	props := everyMinute(t0.Add(time.Minute))
+	props.Recurrence.Count = intp(2)
+	props.Action = httpAction(tg.URL + "/c")
+	j := e.putJob("twice", props, "Enabled")
+	e.start()
+	for i := 1; i <= 2; i++ {
+		e.clock.Set(t0.Add(time.Duration(i) * time.Minute))
+		tg.next(t)
+		e.record()
+	}
+	got := e.job(j.ID)
+	equal(t, "state", got.State, "Completed")
+	equal(t, "status", got.Status, store.JobStatus{ExecutionCount: 2, LastExecutionTime: t0.Add(2 * time.Minute)})
+	e.clock.Set(t0.Add(10 * time.Minute))
+	tg.none(t, 100*time.Millisecond)
+}
+
+func TestDisabledCollectionDoesNotFire(t *testing.T) {
+	tg := newTarget(t)
+	e := newEnv(t, t0, nil)
+	props := everyMinute(t0.Add(time.Minute))
+	props.Action = httpAction(tg.URL + "/coll")
+	j := e.putJob("j", props, "Enabled")
+	e.start()
+	setState := func(state string) {
+		t.Helper()
+		c := *e.coll
+		c.Properties.State = state
+		stored, _, err := e.store.CollectionPut(t.Context(), store.CollectionPutParams{Collection: c, Now: e.clock.Now()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		e.coll = stored
+		e.disp.CollectionChanged(stored.ID)
+		e.settle()
+	}
+	setState("Suspended")
+	e.clock.Set(t0.Add(90 * time.Second))
+	tg.none(t, 100*time.Millisecond)
+
+	// Enabling resumes from the next candidate after now (as the API computes it).
+	cur := e.job(j.ID)
+	cur.Status.NextExecutionTime = t0.Add(2 * time.Minute)
+	if _, _, err := e.store.JobPut(t.Context(), store.JobPutParams{Job: *cur, ExpectVersion: cur.Version, Now: e.clock.Now()}); err != nil {
+		t.Fatal(err)
+	}
+	setState("Enabled")
+	tg.none(t, 50*time.Millisecond)
+	e.clock.Set(t0.Add(2 * time.Minute))
+	equal(t, "after enable", tg.next(t).Header.Get("x-ms-scheduler-expected-execution-time"), "2026-06-01T09:02:00Z")
+}
+
+func TestJobChangedTakesTheNewDefinition(t *testing.T) {
+	tg := newTarget(t)
+	e := newEnv(t, t0, nil)
+	props := everyMinute(t0.Add(time.Minute))
+	props.Action = httpAction(tg.URL + "/old")
+	e.putJob("j", props, "Enabled")
+	e.start()
+	props.Action = httpAction(tg.URL + "/new")
+	e.clock.Set(t0.Add(30 * time.Second))
+	e.putJob("j", props, "Enabled") // replaces and calls JobChanged
+	e.clock.Set(t0.Add(time.Minute))
+	equal(t, "path after the update", tg.next(t).Path, "/new")
+	e.record()
+
+	// Disabling stops it.
+	e.putJob("j", props, "Disabled")
+	e.settle()
+	e.clock.Set(t0.Add(5 * time.Minute))
+	tg.none(t, 100*time.Millisecond)
+}
+
+func TestSecretsAreOpenedOnlyForTheAttempt(t *testing.T) {
+	tg := newTarget(t)
+	e := newEnv(t, t0, nil)
+	props := everyMinute(t0.Add(time.Minute))
+	props.Action = httpAction(tg.URL + "/auth")
+	props.Action.Request.Authentication = &wire.HTTPAuthentication{Type: "Basic", Username: "bob", Password: "hunter2"}
+	j := e.putJob("auth", props, "Enabled")
+	stored := e.job(j.ID).Properties.Action.Request.Authentication.Password
+	if !secret.IsSealed(stored) || strings.Contains(stored, "hunter2") {
+		t.Fatalf("stored password %q is not sealed", stored)
+	}
+	e.start()
+	e.clock.Set(t0.Add(time.Minute))
+	h := tg.next(t)
+	equal(t, "Authorization", h.Header.Get("Authorization"), "Basic "+base64.StdEncoding.EncodeToString([]byte("bob:hunter2")))
+	e.record()
+	if got := e.job(j.ID).Properties.Action.Request.Authentication.Password; got != stored {
+		t.Fatalf("stored password changed to %q", got)
+	}
+}
+
+func TestShutdownWaitsForRunningAttempts(t *testing.T) {
+	tg := newTarget(t)
+	block := make(chan struct{})
+	tg.block = block
+	e := newEnv(t, t0, nil)
+	props := everyMinute(t0.Add(time.Minute))
+	props.Action = httpAction(tg.URL + "/slow")
+	j := e.putJob("slow", props, "Enabled")
+	e.start()
+	e.clock.Set(t0.Add(time.Minute))
+	tg.next(t) // the attempt is running
+
+	e.cancel()
+	select {
+	case <-e.done:
+		t.Fatal("Run returned while an attempt was running")
+	case <-time.After(50 * time.Millisecond):
+	}
+	close(block)
+	select {
+	case err := <-e.done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(wait):
+		t.Fatal("Run did not return")
+	}
+	e.cancel = nil
+	hs := e.history(j)
+	equal(t, "recorded before Run returned", len(hs), 1)
+	equal(t, "unfinished executions", len(e.unfinished()), 0)
+}
+
+func TestShutdownGraceCutsAttemptsShortAndKeepsTheClaim(t *testing.T) {
+	tg := newTarget(t)
+	block := make(chan struct{})
+	defer close(block)
+	tg.block = block
+	e := newEnv(t, t0, func(c *dispatch.Config) { c.ShutdownGrace = 5 * time.Second })
+	props := everyMinute(t0.Add(time.Minute))
+	props.Action = httpAction(tg.URL + "/stuck")
+	j := e.putJob("stuck", props, "Enabled")
+	e.start()
+	e.clock.Set(t0.Add(time.Minute))
+	tag := tg.next(t).Header.Get("x-ms-execution-tag")
+	e.cancel()
+	e.cancel = nil
+	for {
+		e.clock.Advance(5 * time.Second)
+		select {
+		case err := <-e.done:
+			if err != nil {
+				t.Fatal(err)
+			}
+			equal(t, "history of the cut attempt", len(e.history(j)), 0)
+			xs := e.unfinished()
+			equal(t, "claimed execution kept", len(xs), 1)
+			equal(t, "its tag", xs[0].Tag, tag)
+			return
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+}

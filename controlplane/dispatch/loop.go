@@ -1,0 +1,447 @@
+package dispatch
+
+import (
+	"container/heap"
+	"context"
+	"errors"
+	"sync"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/store"
+	"github.com/schedulerhq/terraform-provider-scheduler/internal/recurrence"
+)
+
+// maxCoalesce bounds how many missed occurrences one misfire check walks through.
+const maxCoalesce = 1_000_000
+
+// maxPop bounds the items taken off the heap per loop turn, so events are not starved.
+const maxPop = 4096
+
+type eventKind int
+
+const (
+	evJobChanged eventKind = iota
+	evCollectionChanged
+	evClaimedElsewhere // a manual run claimed the job: take its new Version if nothing else changed
+	evClaimed          // the writer committed a batch of claims
+	evRecorded         // the writer committed a batch of records
+)
+
+type event struct {
+	kind          eventKind
+	id            int64
+	prev, version int64
+	count         int
+	claims        []*claimOp
+	claimResults  []store.ExecutionClaimResult
+	claimErr      error
+	records       []*recordOp
+	recordResults []store.AttemptRecordResult
+}
+
+// inbox is how other goroutines talk to the loop: a slice under a mutex (posting never blocks)
+// and a one-slot wake-up channel.
+type inbox struct {
+	mu     sync.Mutex
+	events []event
+	wake   chan struct{}
+}
+
+func (in *inbox) post(e event) {
+	in.mu.Lock()
+	in.events = append(in.events, e)
+	in.mu.Unlock()
+	select {
+	case in.wake <- struct{}{}:
+	default:
+	}
+}
+
+func (in *inbox) take() []event {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	evs := in.events
+	in.events = nil
+	return evs
+}
+
+// entry is one schedulable job in the loop.
+type entry struct {
+	job       *store.Job // as last loaded (definition sealed)
+	rule      *recurrence.Rule
+	next      time.Time
+	version   int64
+	execCount int
+	item      *item // in the heap while waiting for next; nil while claiming or parked
+	claiming  bool  // a claim is in the writer
+	dirty     bool  // changed while claiming: reload when the claim is answered
+}
+
+// item is a heap element: a job's next occurrence or an execution's next attempt.
+type item struct {
+	at    time.Time
+	seq   uint64
+	entry *entry
+	exec  *store.Execution
+	index int
+}
+
+type timeHeap []*item
+
+func (h timeHeap) Len() int { return len(h) }
+func (h timeHeap) Less(i, j int) bool {
+	if h[i].at.Equal(h[j].at) {
+		return h[i].seq < h[j].seq
+	}
+	return h[i].at.Before(h[j].at)
+}
+func (h timeHeap) Swap(i, j int) {
+	h[i], h[j] = h[j], h[i]
+	h[i].index, h[j].index = i, j
+}
+func (h *timeHeap) Push(x any) {
+	it, ok := x.(*item)
+	if !ok {
+		panic("timeHeap: not an *item")
+	}
+	it.index = len(*h)
+	*h = append(*h, it)
+}
+func (h *timeHeap) Pop() any {
+	old := *h
+	n := len(old)
+	it := old[n-1]
+	old[n-1] = nil
+	it.index = -1
+	*h = old[:n-1]
+	return it
+}
+
+// loop owns the schedule; only its goroutine touches these fields.
+type loop struct {
+	d       *Dispatcher
+	entries map[int64]*entry
+	heap    timeHeap
+	seq     uint64
+	resumed int
+}
+
+func newLoop(d *Dispatcher) *loop {
+	return &loop{d: d, entries: map[int64]*entry{}}
+}
+
+func (l *loop) push(at time.Time, e *entry, x *store.Execution) *item {
+	l.seq++
+	it := &item{at: at, seq: l.seq, entry: e, exec: x}
+	heap.Push(&l.heap, it)
+	return it
+}
+
+// load reads the schedulable jobs and the unfinished executions, page by page.
+func (l *loop) load(ctx context.Context) error {
+	var after int64
+	for {
+		jobs, err := l.d.store.JobListSchedulable(ctx, store.JobListSchedulableParams{AfterID: after, Limit: DefaultLoadPage})
+		if err != nil {
+			return err
+		}
+		for _, j := range jobs {
+			l.put(j)
+			after = j.ID
+		}
+		if len(jobs) < DefaultLoadPage {
+			break
+		}
+	}
+	after = 0
+	for {
+		execs, err := l.d.store.ExecutionListUnfinished(ctx, store.ExecutionListUnfinishedParams{AfterID: after, Limit: DefaultLoadPage})
+		if err != nil {
+			return err
+		}
+		for _, x := range execs {
+			after = x.ID
+			l.push(x.DueAt, nil, x)
+			l.resumed++
+		}
+		if len(execs) < DefaultLoadPage {
+			break
+		}
+	}
+	return nil
+}
+
+// put adds or replaces the entry of a job as loaded from the store; a job that cannot fire is
+// dropped.
+func (l *loop) put(j *store.Job) {
+	old := l.entries[j.ID]
+	if old != nil && old.item != nil {
+		heap.Remove(&l.heap, old.item.index)
+		old.item = nil
+	}
+	if j.State != store.JobStateEnabled || j.CollectionState != store.CollectionStateEnabled || j.Status.NextExecutionTime.IsZero() {
+		delete(l.entries, j.ID)
+		return
+	}
+	var rule *recurrence.Rule
+	if old != nil && old.rule != nil && old.job.UpdatedAt.Equal(j.UpdatedAt) {
+		rule = old.rule // only the dispatcher's own writes happened: same definition
+	} else {
+		r, err := recurrence.Compile(j.Properties.StartTime, j.Properties.Recurrence, j.CreatedAt)
+		if err != nil {
+			l.d.log.Error("job has an invalid schedule: not scheduled", "job_id", j.ID, "job", j.Key.Name, "error", err.Error())
+			delete(l.entries, j.ID)
+			return
+		}
+		rule = r
+	}
+	e := &entry{job: j, rule: rule, next: j.Status.NextExecutionTime, version: j.Version, execCount: j.Status.ExecutionCount}
+	e.item = l.push(e.next, e, nil)
+	l.entries[j.ID] = e
+}
+
+// reload re-reads one job.
+func (l *loop) reload(ctx context.Context, id int64) {
+	if e := l.entries[id]; e != nil && e.claiming {
+		e.dirty = true
+		return
+	}
+	j, err := l.d.store.JobGetByID(ctx, store.JobGetByIDParams{ID: id})
+	if errors.Is(err, store.ErrNotFound) {
+		l.drop(id)
+		return
+	}
+	if err != nil {
+		l.d.log.Error("reloading a job", "job_id", id, "error", err.Error())
+		return
+	}
+	l.put(j)
+}
+
+func (l *loop) drop(id int64) {
+	if e := l.entries[id]; e != nil {
+		if e.item != nil {
+			heap.Remove(&l.heap, e.item.index)
+			e.item = nil
+		}
+		delete(l.entries, id)
+	}
+}
+
+// reloadCollection drops every job of a collection and loads back the ones that can fire.
+func (l *loop) reloadCollection(ctx context.Context, id int64) {
+	for jid, e := range l.entries {
+		if e.job.CollectionID == id {
+			if e.claiming {
+				e.dirty = true
+				continue
+			}
+			l.drop(jid)
+		}
+	}
+	var after int64
+	for {
+		jobs, err := l.d.store.JobListSchedulable(ctx, store.JobListSchedulableParams{CollectionID: id, AfterID: after, Limit: DefaultLoadPage})
+		if err != nil {
+			l.d.log.Error("reloading a collection", "collection_id", id, "error", err.Error())
+			return
+		}
+		for _, j := range jobs {
+			after = j.ID
+			if e := l.entries[j.ID]; e != nil && e.claiming {
+				continue
+			}
+			l.put(j)
+		}
+		if len(jobs) < DefaultLoadPage {
+			return
+		}
+	}
+}
+
+func (l *loop) run(ctx context.Context) {
+	timer := l.d.clock.NewTimer(time.Hour)
+	defer timer.Stop()
+	for {
+		for _, ev := range l.d.inbox.take() {
+			l.handle(ctx, ev)
+		}
+		now := l.d.clock.Now()
+		var claims []*claimOp
+		for n := 0; n < maxPop && len(l.heap) > 0 && !l.heap[0].at.After(now); n++ {
+			it, ok := heap.Pop(&l.heap).(*item)
+			if !ok {
+				continue
+			}
+			if it.exec != nil {
+				l.resume(ctx, it.exec)
+				continue
+			}
+			e := it.entry
+			e.item = nil
+			claims = append(claims, l.claim(e, now))
+		}
+		for _, c := range claims {
+			l.d.pendingClaims.Add(1)
+			select {
+			case l.d.ops <- op{claim: c}:
+			case <-ctx.Done():
+				return
+			}
+		}
+		if len(l.heap) > 0 && !l.heap[0].at.After(l.d.clock.Now()) {
+			continue // more due than one turn takes
+		}
+		if len(l.heap) > 0 {
+			timer.Reset(l.heap[0].at.Sub(l.d.clock.Now()))
+			// The clock may have moved between reading it and arming the timer.
+			if !l.heap[0].at.After(l.d.clock.Now()) {
+				continue
+			}
+		} else {
+			timer.Stop()
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-timer.C():
+		case <-l.d.inbox.wake:
+		}
+	}
+}
+
+// claim builds the claim of e's due occurrence, coalescing misfired ones.
+func (l *loop) claim(e *entry, now time.Time) *claimOp {
+	scheduled, missed := e.next, 0
+	if now.Sub(scheduled) > l.d.cfg.MisfireThreshold {
+		for missed < maxCoalesce {
+			n, ok := e.rule.Next(scheduled)
+			if !ok || n.After(now) {
+				break
+			}
+			scheduled = n
+			missed++
+		}
+	}
+	var next time.Time
+	if c := e.rule.Count(); c == 0 || e.execCount+1 < c {
+		if n, ok := e.rule.Next(scheduled); ok {
+			next = n
+		}
+	}
+	e.claiming = true
+	return &claimOp{
+		entry: e,
+		job:   e.job,
+		claim: store.ExecutionClaim{
+			Execution: store.Execution{
+				JobID: e.job.ID, Tag: uuid.NewString(), Scheduled: scheduled, Missed: missed, Phase: store.ActionMain,
+				DueAt: now, ClaimedAt: now,
+			},
+			ExpectVersion:     e.version,
+			NextExecutionTime: next,
+		},
+	}
+}
+
+// resume sends a stored execution's next attempt to the workers.
+func (l *loop) resume(ctx context.Context, x *store.Execution) {
+	var j *store.Job
+	if e := l.entries[x.JobID]; e != nil {
+		j = e.job
+	} else {
+		got, err := l.d.store.JobGetByID(ctx, store.JobGetByIDParams{ID: x.JobID})
+		if errors.Is(err, store.ErrNotFound) {
+			return // deleted with its executions
+		}
+		if err != nil {
+			l.d.log.Error("loading the job of an execution: retrying in a minute", "job_id", x.JobID, "execution_tag", x.Tag, "error", err.Error())
+			l.push(l.d.clock.Now().Add(time.Minute), nil, x)
+			return
+		}
+		j = got
+	}
+	l.d.tasks.push(task{exec: *x, job: j})
+}
+
+func (l *loop) handle(ctx context.Context, ev event) {
+	switch ev.kind {
+	case evJobChanged:
+		l.reload(ctx, ev.id)
+	case evCollectionChanged:
+		l.reloadCollection(ctx, ev.id)
+	case evClaimedElsewhere:
+		if e := l.entries[ev.id]; e != nil && e.version == ev.prev {
+			e.version, e.execCount = ev.version, ev.count
+		}
+	case evClaimed:
+		l.claimed(ctx, ev)
+	case evRecorded:
+		l.recorded(ev)
+	}
+}
+
+func (l *loop) claimed(ctx context.Context, ev event) {
+	for i, c := range ev.claims {
+		l.d.pendingClaims.Add(-1)
+		e := c.entry
+		e.claiming = false
+		if ev.claimErr != nil {
+			// Nothing was committed: try again a little later.
+			if l.entries[e.job.ID] == e {
+				e.item = l.push(l.d.clock.Now().Add(time.Second), e, nil)
+			}
+			continue
+		}
+		res := ev.claimResults[i]
+		if res.Err != nil {
+			// The job changed under us (an API write, a manual run) or is gone: reload it.
+			if l.entries[e.job.ID] == e {
+				l.reload(ctx, e.job.ID)
+			}
+			continue
+		}
+		x := res.Execution
+		l.d.tasks.push(task{exec: *x, job: c.job})
+		if l.entries[e.job.ID] != e {
+			continue // dropped while claiming
+		}
+		e.version, e.execCount, e.next = res.Version, x.RepeatCount, c.claim.NextExecutionTime
+		switch {
+		case e.dirty:
+			e.dirty = false
+			l.reload(ctx, e.job.ID)
+		case e.next.IsZero():
+			delete(l.entries, e.job.ID) // nothing left: it completes when its execution ends
+		default:
+			e.item = l.push(e.next, e, nil)
+		}
+	}
+}
+
+func (l *loop) recorded(ev event) {
+	for i, r := range ev.records {
+		res := ev.recordResults[i]
+		if res.Gone {
+			continue
+		}
+		if !r.rec.Next.IsZero() {
+			x := r.exec
+			x.Phase, x.Attempt, x.DueAt = r.rec.Phase, r.rec.Attempt, r.rec.Next
+			l.push(x.DueAt, nil, &x)
+		}
+		e := l.entries[r.rec.JobID]
+		if e == nil {
+			continue
+		}
+		if res.State != store.JobStateEnabled {
+			l.drop(r.rec.JobID)
+			continue
+		}
+		if e.version == res.Previous {
+			e.version = res.Version
+		}
+	}
+}

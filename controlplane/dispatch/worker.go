@@ -1,0 +1,265 @@
+package dispatch
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/action"
+	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/secret"
+	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/store"
+	"github.com/schedulerhq/terraform-provider-scheduler/internal/retry"
+	"github.com/schedulerhq/terraform-provider-scheduler/internal/wire"
+)
+
+// task is one attempt to make: a claimed execution and the job it belongs to (definition sealed).
+type task struct {
+	exec store.Execution
+	job  *store.Job
+}
+
+// taskQueue is an unbounded FIFO of tasks for the workers. Unbounded so that the writer and the
+// loop never block on busy workers (the workers block on the writer: no cycle); its length is
+// the backlog.
+type taskQueue struct {
+	mu     sync.Mutex
+	cond   *sync.Cond
+	items  []task
+	head   int
+	closed bool
+}
+
+func newTaskQueue() *taskQueue {
+	q := &taskQueue{}
+	q.cond = sync.NewCond(&q.mu)
+	return q
+}
+
+func (q *taskQueue) push(t task) {
+	q.mu.Lock()
+	if !q.closed {
+		q.items = append(q.items, t)
+		q.cond.Signal()
+	}
+	q.mu.Unlock()
+}
+
+// pop waits for a task; ok is false once the queue is closed (queued tasks are left: their
+// executions are stored and resume on the next start).
+func (q *taskQueue) pop() (task, bool) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	for !q.closed && q.head == len(q.items) {
+		q.cond.Wait()
+	}
+	if q.closed {
+		return task{}, false
+	}
+	t := q.items[q.head]
+	q.items[q.head] = task{}
+	q.head++
+	if q.head == len(q.items) {
+		q.items, q.head = q.items[:0], 0
+	}
+	return t, true
+}
+
+func (q *taskQueue) len() int {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return len(q.items) - q.head
+}
+
+func (q *taskQueue) close() {
+	q.mu.Lock()
+	q.closed = true
+	q.cond.Broadcast()
+	q.mu.Unlock()
+}
+
+// worker runs attempts until the queue closes. attemptCtx is cancelled only when the shutdown
+// grace period is over.
+func (d *Dispatcher) worker(attemptCtx context.Context) {
+	for {
+		t, ok := d.tasks.pop()
+		if !ok {
+			return
+		}
+		r, ok := d.attempt(attemptCtx, t)
+		if !ok {
+			continue
+		}
+		select {
+		case d.ops <- op{record: r}:
+		case <-attemptCtx.Done():
+			return
+		}
+	}
+}
+
+// ResourceIDs returns the ARM IDs of a job and of its collection.
+func ResourceIDs(k store.JobKey) (job, collection string) {
+	collection = "/subscriptions/" + k.Subscription + "/resourceGroups/" + k.ResourceGroup +
+		"/providers/Microsoft.Scheduler/jobCollections/" + k.CollectionKey.Name
+	return collection + "/jobs/" + k.Name, collection
+}
+
+// attempt makes one attempt and returns what to record; ok is false when the attempt was cut
+// short by shutdown (nothing is recorded: the execution runs again on the next start).
+func (d *Dispatcher) attempt(ctx context.Context, t task) (*recordOp, bool) {
+	x := t.exec
+	start := d.clock.Now()
+	if x.Phase == store.ActionMain && x.Attempt == 0 {
+		d.m.lateness.Observe(max(start.Sub(x.Scheduled), 0).Seconds())
+	}
+	props, err := openSecrets(d.box, t.job.Properties)
+	var res action.Result
+	if err != nil {
+		res = action.Result{Message: "the job's secrets cannot be opened: " + err.Error()}
+	} else {
+		typ, req := action.FromAction(props.Action)
+		if x.Phase == store.ActionError && props.Action != nil {
+			typ, req = action.FromErrorAction(props.Action.ErrorAction)
+		}
+		jobID, collID := ResourceIDs(t.job.Key)
+		res = d.exec.Do(ctx, action.Attempt{
+			Type: typ, Request: req, ExecutionTag: x.Tag, ClientRequestID: uuid.NewString(),
+			ExpectedExecution: x.Scheduled, JobID: jobID, JobCollectionID: collID, Region: d.cfg.Region,
+		})
+	}
+	if ctx.Err() != nil {
+		return nil, false
+	}
+	end := d.clock.Now()
+
+	msg := res.Message
+	if x.Missed > 0 && x.Phase == store.ActionMain && x.Attempt == 0 {
+		msg = fmt.Sprintf("%d missed occurrence(s) before %s were coalesced into this execution (misfire threshold %s).\n%s",
+			x.Missed, x.Scheduled.UTC().Format(time.RFC3339), d.cfg.MisfireThreshold, msg)
+	}
+	status := store.HistoryCompleted
+	if !res.Success {
+		status = store.HistoryFailed
+	}
+	r := &recordOp{exec: x, rec: store.AttemptRecord{
+		ExecutionID: x.ID, JobID: x.JobID, FaultedAfter: d.cfg.FaultedAfter,
+		History: store.HistoryEntry{
+			ExecutionTag: x.Tag, ActionName: x.Phase, Status: status, Message: msg, RetryCount: x.Attempt,
+			RepeatCount: x.RepeatCount, ExpectedExecutionTime: x.Scheduled, StartTime: start, EndTime: end,
+		},
+	}}
+	hasErrorAction := props.Action != nil && props.Action.ErrorAction != nil
+	pol := policy(props, x.Phase)
+	switch {
+	case res.Success:
+		r.rec.Finished = true
+		r.outcome = outcomeCompleted
+		if x.Phase == store.ActionError {
+			r.outcome = outcomeFailed
+		}
+	case pol.Type == retry.Fixed && x.Attempt < pol.Count:
+		r.rec.Next, r.rec.Phase, r.rec.Attempt = end.Add(pol.Interval), x.Phase, x.Attempt+1
+	case x.Phase == store.ActionMain && hasErrorAction:
+		r.rec.Failure = true
+		r.rec.Next, r.rec.Phase, r.rec.Attempt = end, store.ActionError, 0
+	default:
+		r.rec.Failure = x.Phase == store.ActionMain
+		r.rec.Finished, r.rec.Faulted = true, true
+		r.outcome = outcomeFaulted
+	}
+	lvl := d.log.Debug
+	if !res.Success {
+		lvl = d.log.Info
+	}
+	lvl("attempt", "job_id", x.JobID, "job", t.job.Key.Name, "execution_tag", x.Tag, "action", x.Phase,
+		"retry_count", x.Attempt, "repeat_count", x.RepeatCount, "success", res.Success, "status_code", res.StatusCode)
+	return r, true
+}
+
+// policy is the retry policy of the phase: the error action's own, else the main action's.
+func policy(p wire.JobProperties, phase string) retry.Policy {
+	var rp *wire.RetryPolicy
+	if p.Action != nil {
+		rp = p.Action.RetryPolicy
+		if phase == store.ActionError && p.Action.ErrorAction != nil && p.Action.ErrorAction.RetryPolicy != nil {
+			rp = p.Action.ErrorAction.RetryPolicy
+		}
+	}
+	pol, problems := retry.Parse("action.retryPolicy", rp)
+	if len(problems) > 0 {
+		return retry.Default()
+	}
+	return pol
+}
+
+// openSecrets returns a copy of p with its secrets opened; p (shared) is left sealed.
+func openSecrets(box *secret.Box, p wire.JobProperties) (wire.JobProperties, error) {
+	sealed := false
+	for _, f := range secret.Fields(&p) {
+		if *f != "" {
+			sealed = true
+			break
+		}
+	}
+	if !sealed {
+		return p, nil
+	}
+	if p.Action != nil {
+		a := *p.Action
+		a.Request = copyRequest(a.Request)
+		a.QueueMessage = copyPtr(a.QueueMessage)
+		a.ServiceBusQueueMessage = copySBQueue(a.ServiceBusQueueMessage)
+		a.ServiceBusTopicMessage = copySBTopic(a.ServiceBusTopicMessage)
+		if a.ErrorAction != nil {
+			e := *a.ErrorAction
+			e.Request = copyRequest(e.Request)
+			e.QueueMessage = copyPtr(e.QueueMessage)
+			e.ServiceBusQueueMessage = copySBQueue(e.ServiceBusQueueMessage)
+			e.ServiceBusTopicMessage = copySBTopic(e.ServiceBusTopicMessage)
+			a.ErrorAction = &e
+		}
+		p.Action = &a
+	}
+	if err := box.OpenJob(&p); err != nil {
+		return wire.JobProperties{}, fmt.Errorf("open secrets: %w", err)
+	}
+	return p, nil
+}
+
+func copyPtr[T any](p *T) *T {
+	if p == nil {
+		return nil
+	}
+	c := *p
+	return &c
+}
+
+func copyRequest(r *wire.HTTPRequest) *wire.HTTPRequest {
+	if r == nil {
+		return nil
+	}
+	c := *r
+	c.Authentication = copyPtr(r.Authentication)
+	return &c
+}
+
+func copySBQueue(m *wire.ServiceBusQueueMessage) *wire.ServiceBusQueueMessage {
+	if m == nil {
+		return nil
+	}
+	c := *m
+	c.Authentication = copyPtr(m.Authentication)
+	return &c
+}
+
+func copySBTopic(m *wire.ServiceBusTopicMessage) *wire.ServiceBusTopicMessage {
+	if m == nil {
+		return nil
+	}
+	c := *m
+	c.Authentication = copyPtr(m.Authentication)
+	return &c
+}

@@ -1,0 +1,146 @@
+package dispatch
+
+import (
+	"context"
+	"time"
+
+	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/store"
+)
+
+// op is one write for the batch writer: a claim (from the loop) or a record (from a worker).
+type op struct {
+	claim  *claimOp
+	record *recordOp
+}
+
+type claimOp struct {
+	entry *entry
+	job   *store.Job
+	claim store.ExecutionClaim
+}
+
+type recordOp struct {
+	exec    store.Execution // the execution as attempted
+	rec     store.AttemptRecord
+	outcome string // "completed", "failed" or "faulted" when the record finishes the execution
+	tries   int
+}
+
+// maxRecordTries bounds how often a batch of records is retried after a failed commit; past it
+// the records are dropped (their executions stay claimed and run again on the next start).
+const maxRecordTries = 10
+
+// writer commits claims and records in batches: it takes what is queued (up to BatchSize of
+// each), commits the claims in one transaction and the records in another, reports to the
+// loop, and starts over. While it commits, new work queues up, so batches grow with load and a
+// lone fire is committed at once (no flush delay).
+func (d *Dispatcher) writer(ctx context.Context) {
+	wctx := context.WithoutCancel(ctx) // finish the last commits during shutdown
+	var (
+		claims  []*claimOp
+		records []*recordOp
+	)
+	add := func(o op) {
+		if o.claim != nil {
+			claims = append(claims, o.claim)
+		}
+		if o.record != nil {
+			records = append(records, o.record)
+		}
+	}
+	open := true
+	for open || len(claims) > 0 || len(records) > 0 {
+		if len(claims) == 0 && len(records) == 0 {
+			o, ok := <-d.ops
+			if !ok {
+				return
+			}
+			add(o)
+		}
+	drain:
+		for len(claims) < d.cfg.BatchSize && len(records) < d.cfg.BatchSize && open {
+			select {
+			case o, ok := <-d.ops:
+				if !ok {
+					open = false
+					break drain
+				}
+				add(o)
+			default:
+				break drain
+			}
+		}
+		if len(claims) > 0 {
+			n := min(len(claims), d.cfg.BatchSize)
+			batch := claims[:n:n]
+			claims = claims[n:]
+			d.commitClaims(wctx, batch)
+		}
+		if len(records) > 0 {
+			n := min(len(records), d.cfg.BatchSize)
+			batch := records[:n:n]
+			records = records[n:]
+			if failed := d.commitRecords(wctx, batch); len(failed) > 0 {
+				records = append(failed, records...)
+				// Back off before trying the failed ones again.
+				t := d.clock.NewTimer(time.Duration(failed[0].tries) * 100 * time.Millisecond)
+				select {
+				case <-t.C():
+				case <-ctx.Done():
+					t.Stop()
+				}
+			}
+		}
+	}
+}
+
+func (d *Dispatcher) commitClaims(ctx context.Context, batch []*claimOp) {
+	params := store.ExecutionClaimManyParams{Claims: make([]store.ExecutionClaim, len(batch)), Now: d.clock.Now()}
+	for i, c := range batch {
+		params.Claims[i] = c.claim
+	}
+	res, err := d.store.ExecutionClaimMany(ctx, params)
+	if err != nil {
+		d.log.Error("committing claims: they will be tried again", "claims", len(batch), "error", err.Error())
+	}
+	d.inbox.post(event{kind: evClaimed, claims: batch, claimResults: res, claimErr: err})
+}
+
+// commitRecords commits one batch and returns the records to try again.
+func (d *Dispatcher) commitRecords(ctx context.Context, batch []*recordOp) []*recordOp {
+	params := store.AttemptRecordManyParams{Records: make([]store.AttemptRecord, len(batch)), Now: d.clock.Now()}
+	for i, r := range batch {
+		params.Records[i] = r.rec
+	}
+	res, err := d.store.AttemptRecordMany(ctx, params)
+	if err != nil {
+		var retry []*recordOp
+		for _, r := range batch {
+			r.tries++
+			if r.tries < maxRecordTries {
+				retry = append(retry, r)
+			} else {
+				d.log.Error("giving up recording an attempt: its execution runs again on the next start",
+					"job_id", r.rec.JobID, "execution_tag", r.exec.Tag, "error", err.Error())
+			}
+		}
+		d.log.Error("committing attempt records", "records", len(batch), "retrying", len(retry), "error", err.Error())
+		return retry
+	}
+	for i, r := range batch {
+		if res[i].Gone {
+			continue
+		}
+		if r.outcome != "" {
+			d.m.executions.WithLabelValues(r.outcome).Inc()
+		}
+		if res[i].State == store.JobStateFaulted && r.rec.Faulted {
+			d.log.Warn("job faulted", "job_id", r.rec.JobID, "execution_tag", r.exec.Tag, "faulted_after", d.cfg.FaultedAfter)
+		}
+		if d.cfg.OnRecord != nil {
+			d.cfg.OnRecord(r.rec, res[i])
+		}
+	}
+	d.inbox.post(event{kind: evRecorded, records: batch, recordResults: res})
+	return nil
+}
