@@ -78,7 +78,7 @@ type harness struct {
 	reg   *prometheus.Registry
 }
 
-func newHarness(t *testing.T) *harness {
+func newHarness(t *testing.T, options ...func(*Config)) *harness {
 	t.Helper()
 	dir := t.TempDir()
 	st, err := sqlite.Open(t.Context(), filepath.Join(dir, "scheduler.db"))
@@ -95,7 +95,11 @@ func newHarness(t *testing.T) *harness {
 		t.Fatal(err)
 	}
 	h := &harness{t: t, clock: clock.NewFake(t0), store: st, disp: &noopDispatcherFake{}, box: box, reg: prometheus.NewRegistry()}
-	s, err := New(Config{Store: st, Dispatcher: h.disp, Secrets: box, Clock: h.clock, Tokens: tokens, Registerer: h.reg, Gatherer: h.reg})
+	cfg := Config{Store: st, Dispatcher: h.disp, Secrets: box, Clock: h.clock, Tokens: tokens, Registerer: h.reg, Gatherer: h.reg}
+	for _, o := range options {
+		o(&cfg)
+	}
+	s, err := New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,9 +3,30 @@
 // the daemon's own endpoints outside the ARM tree: /healthz, /readyz, /metrics and
 // POST /preview/occurrences.
 //
-// A token scoped to subscription A that names a resource of subscription B gets 403
-// AuthenticationFailed, decided from the path alone before anything is looked up, so the answer
-// is the same whether the resource exists or not and tells nothing about B.
+// Decisions where the specification leaves a choice:
+//
+//   - A token scoped to subscription A that names a resource of subscription B gets 403
+//     AuthenticationFailed, decided from the path alone before anything is looked up, so the
+//     answer is the same whether the resource exists or not and tells nothing about B. /metrics
+//     and /preview need a token (any); /healthz and /readyz need none.
+//   - PUT answers 201 when it creates and 200 when it replaces; DELETE, run, enable and disable
+//     answer 200 with an empty body (the SDK's long-running operations complete at once);
+//     DELETE of something absent is a 404.
+//   - A collection without sku is Standard; without state, Enabled. Deleted cannot be written.
+//   - The collection limits answer 409 Conflict naming the limit: maxJobCount (checked by the
+//     store in the job's insert transaction), maxJobOccurrence (a count above it; a job without
+//     count is not limited by it), maxRecurrence (any two of the next 1,000 executions closer
+//     than the period, calendar days and months counted in the rule's zone; the "once,
+//     immediately" run of a job without startTime does not count) and outbound authentication on
+//     a Free collection.
+//   - PUT replaces a job: secrets must be sent again. PATCH is a JSON merge patch (RFC 7396) of
+//     the properties onto the stored job: an omitted secret keeps the stored one; an
+//     authentication of another type replaces the stored authentication whole; null removes.
+//   - startTime and endTime are stored and returned in RFC 3339 in the rule's zone; status times
+//     in UTC. Certificate details (thumbprint, expiration, subject) are computed from the pfx.
+//   - On a write the next execution is computed from the injected clock: on creation the first
+//     per SPEC 4.3; on an update or enable a job that has executed resumes from the first
+//     candidate at or after now, never repeating its immediate run. Nothing left: Completed.
 package api
 
 import (
