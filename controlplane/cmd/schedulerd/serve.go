@@ -2,11 +2,327 @@ package main
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"errors"
+	"flag"
 	"fmt"
 	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+
+	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/api"
+	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/dispatch"
+	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/secret"
+	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/store/sqlite"
+	"github.com/schedulerhq/terraform-provider-scheduler/internal/clock"
 )
 
-func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	fmt.Fprintln(stderr, "schedulerd serve: not implemented yet")
-	return 1
+// shutdownGrace bounds a graceful stop: stop accepting, finish in-flight requests and attempts.
+const shutdownGrace = 9 * time.Second
+
+// serveConfig is the daemon's configuration: flags, else environment variables, else defaults.
+type serveConfig struct {
+	listen         string
+	data           string
+	tlsCert        string
+	tlsKey         string
+	logLevel       slog.Level
+	adminToken     string
+	tokens         map[string]string // subscription -> token
+	secretKeyFile  string
+	oauthAuthority string
+	misfire        time.Duration
+	faultedAfter   int
+	region         string
+	workers        int
+}
+
+// tokenFlags is the repeatable --token SUBSCRIPTION=TOKEN.
+type tokenFlags map[string]string
+
+func (t tokenFlags) String() string { return fmt.Sprintf("%d tokens", len(t)) }
+
+func (t tokenFlags) Set(v string) error { return addToken(t, v) }
+
+func addToken(m map[string]string, v string) error {
+	sub, tok, ok := strings.Cut(strings.TrimSpace(v), "=")
+	if !ok || strings.TrimSpace(sub) == "" || strings.TrimSpace(tok) == "" {
+		return errors.New("want SUBSCRIPTION=TOKEN")
+	}
+	m[strings.TrimSpace(sub)] = strings.TrimSpace(tok)
+	return nil
+}
+
+// parseServe reads the flags of `schedulerd serve`; each falls back to its SCHEDULERD_*
+// environment variable, then to its default. Flags win.
+func parseServe(args []string, getenv func(string) string, stderr io.Writer) (serveConfig, error) {
+	var c serveConfig
+	env := func(name, def string) string {
+		if v := getenv(name); v != "" {
+			return v
+		}
+		return def
+	}
+	fs := flag.NewFlagSet("schedulerd serve", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.StringVar(&c.listen, "listen", env("SCHEDULERD_LISTEN", "127.0.0.1:8480"), "address to listen on (127.0.0.1:0: a free port, written to <data>/listen-address) [SCHEDULERD_LISTEN]")
+	fs.StringVar(&c.data, "data", env("SCHEDULERD_DATA", "./data"), "data directory: scheduler.db, admin-token, secret.key [SCHEDULERD_DATA]")
+	fs.StringVar(&c.tlsCert, "tls-cert", env("SCHEDULERD_TLS_CERT", ""), "serve HTTPS with this PEM certificate [SCHEDULERD_TLS_CERT]")
+	fs.StringVar(&c.tlsKey, "tls-key", env("SCHEDULERD_TLS_KEY", ""), "and this PEM key [SCHEDULERD_TLS_KEY]")
+	level := fs.String("log-level", env("SCHEDULERD_LOG_LEVEL", "info"), "debug, info, warn or error [SCHEDULERD_LOG_LEVEL]")
+	fs.StringVar(&c.adminToken, "admin-token", env("SCHEDULERD_ADMIN_TOKEN", ""), "token for every subscription; generated into <data>/admin-token when not given [SCHEDULERD_ADMIN_TOKEN]")
+	flagTokens := tokenFlags{}
+	fs.Var(flagTokens, "token", "SUBSCRIPTION=TOKEN: a token scoped to one subscription; repeatable [SCHEDULERD_TOKENS=sub1=tok1,sub2=tok2]")
+	fs.StringVar(&c.secretKeyFile, "secret-key-file", env("SCHEDULERD_SECRET_KEY_FILE", ""), "AES-256 key sealing job secrets; default <data>/secret.key; back it up apart from the database [SCHEDULERD_SECRET_KEY_FILE]")
+	fs.StringVar(&c.oauthAuthority, "oauth-authority", env("SCHEDULERD_OAUTH_AUTHORITY", "https://login.microsoftonline.com"), "where ActiveDirectoryOAuth actions get their tokens [SCHEDULERD_OAUTH_AUTHORITY]")
+	misfire := fs.String("misfire-threshold", env("SCHEDULERD_MISFIRE_THRESHOLD", "60s"), "occurrences missed by more than this are coalesced [SCHEDULERD_MISFIRE_THRESHOLD]")
+	faulted := fs.String("faulted-after", env("SCHEDULERD_FAULTED_AFTER", "10"), "consecutive faulted occurrences that make a job Faulted [SCHEDULERD_FAULTED_AFTER]")
+	fs.StringVar(&c.region, "region", env("SCHEDULERD_REGION", "local"), "value of x-ms-scheduler-execution-region [SCHEDULERD_REGION]")
+	workers := fs.String("workers", env("SCHEDULERD_WORKERS", "256"), "concurrent action attempts [SCHEDULERD_WORKERS]")
+	if err := fs.Parse(args); err != nil {
+		return c, err
+	}
+	if fs.NArg() > 0 {
+		return c, fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	}
+	if err := c.logLevel.UnmarshalText([]byte(*level)); err != nil {
+		return c, fmt.Errorf("--log-level %q: want debug, info, warn or error", *level)
+	}
+	var err error
+	if c.misfire, err = time.ParseDuration(*misfire); err != nil || c.misfire <= 0 {
+		return c, fmt.Errorf("--misfire-threshold %q: want a positive duration such as 60s", *misfire)
+	}
+	if c.faultedAfter, err = strconv.Atoi(*faulted); err != nil || c.faultedAfter < 1 {
+		return c, fmt.Errorf("--faulted-after %q: want a positive integer", *faulted)
+	}
+	if c.workers, err = strconv.Atoi(*workers); err != nil || c.workers < 1 {
+		return c, fmt.Errorf("--workers %q: want a positive integer", *workers)
+	}
+	if (c.tlsCert == "") != (c.tlsKey == "") {
+		return c, errors.New("--tls-cert and --tls-key go together")
+	}
+	c.tokens = flagTokens
+	if len(flagTokens) == 0 {
+		c.tokens = map[string]string{}
+		if v := getenv("SCHEDULERD_TOKENS"); v != "" {
+			for _, item := range strings.Split(v, ",") {
+				if strings.TrimSpace(item) == "" {
+					continue
+				}
+				if err := addToken(c.tokens, item); err != nil {
+					return c, fmt.Errorf("SCHEDULERD_TOKENS: %w", err)
+				}
+			}
+		}
+	}
+	if c.secretKeyFile == "" {
+		c.secretKeyFile = filepath.Join(c.data, "secret.key")
+	}
+	return c, nil
+}
+
+func runServe(ctx context.Context, args []string, _ io.Writer, stderr io.Writer) int {
+	cfg, err := parseServe(args, os.Getenv, stderr)
+	if err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		fmt.Fprintf(stderr, "schedulerd serve: %v\n", err)
+		return 2
+	}
+	log := slog.New(slog.NewJSONHandler(stderr, &slog.HandlerOptions{Level: cfg.logLevel}))
+	if err := serve(ctx, cfg, log); err != nil {
+		log.Error("schedulerd stopped", "error", err.Error())
+		return 1
+	}
+	return 0
+}
+
+// serve runs the daemon until ctx is cancelled, then stops gracefully.
+func serve(ctx context.Context, cfg serveConfig, log *slog.Logger) error {
+	if err := os.MkdirAll(cfg.data, 0o700); err != nil {
+		return fmt.Errorf("data directory: %w", err)
+	}
+	admin, err := adminToken(cfg, log)
+	if err != nil {
+		return err
+	}
+	tokens, err := api.NewTokens(admin, cfg.tokens)
+	if err != nil {
+		return fmt.Errorf("tokens: %w", err)
+	}
+	box, created, err := secret.LoadOrCreate(cfg.secretKeyFile)
+	if err != nil {
+		return err
+	}
+	if created {
+		log.Warn("created the secret key that seals job secrets: back it up apart from the database", "path", cfg.secretKeyFile)
+	}
+	dbPath := filepath.Join(cfg.data, "scheduler.db")
+	st, err := sqlite.Open(ctx, dbPath)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if err := st.Close(); err != nil {
+			log.Error("closing the store", "error", err.Error())
+		}
+	}()
+
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	disp, err := dispatch.New(dispatch.Config{
+		Store:            st,
+		Clock:            clock.Real{},
+		Secrets:          box,
+		Logger:           log.With("component", "dispatch"),
+		Registerer:       reg,
+		OAuthAuthority:   cfg.oauthAuthority,
+		MisfireThreshold: cfg.misfire,
+		FaultedAfter:     cfg.faultedAfter,
+		Workers:          cfg.workers,
+		Region:           cfg.region,
+	})
+	if err != nil {
+		return fmt.Errorf("dispatcher: %w", err)
+	}
+	handler, err := api.New(api.Config{
+		Store: st, Dispatcher: disp, Secrets: box, Clock: clock.Real{}, Logger: log.With("component", "api"),
+		Tokens: tokens, Registerer: reg, Gatherer: reg,
+	})
+	if err != nil {
+		return err
+	}
+
+	ln, err := net.Listen("tcp", cfg.listen)
+	if err != nil {
+		return fmt.Errorf("listen: %w", err)
+	}
+	addr := ln.Addr().String()
+	if err := writeFileAtomic(filepath.Join(cfg.data, "listen-address"), []byte(addr+"\n"), 0o644); err != nil {
+		_ = ln.Close()
+		return err
+	}
+	srv := &http.Server{
+		Handler:           handler,
+		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       30 * time.Second,
+		WriteTimeout:      60 * time.Second,
+		IdleTimeout:       120 * time.Second,
+		MaxHeaderBytes:    64 << 10,
+		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+	}
+	scheme := "http"
+	if cfg.tlsCert != "" {
+		scheme = "https"
+	}
+	log.Info("schedulerd listening", "address", addr, "url", scheme+"://"+addr, "data", cfg.data, "database", dbPath)
+
+	dispDone := make(chan error, 1)
+	go func() { dispDone <- disp.Run(ctx) }()
+	srvDone := make(chan error, 1)
+	go func() {
+		if cfg.tlsCert != "" {
+			srvDone <- srv.ServeTLS(ln, cfg.tlsCert, cfg.tlsKey)
+		} else {
+			srvDone <- srv.Serve(ln)
+		}
+	}()
+
+	var runErr error
+	select {
+	case <-ctx.Done():
+		log.Info("stopping: finishing in-flight requests and attempts")
+	case err := <-srvDone:
+		runErr = fmt.Errorf("http server: %w", err)
+	case err := <-dispDone:
+		dispDone <- err
+		runErr = fmt.Errorf("dispatcher stopped: %w", err)
+	}
+	deadline, cancel := context.WithTimeout(context.WithoutCancel(ctx), shutdownGrace)
+	defer cancel()
+	if err := srv.Shutdown(deadline); err != nil {
+		log.Warn("http shutdown", "error", err.Error())
+	}
+	select {
+	case err := <-dispDone:
+		if err != nil && !errors.Is(err, context.Canceled) && runErr == nil {
+			runErr = fmt.Errorf("dispatcher: %w", err)
+		}
+	case <-deadline.Done():
+		log.Warn("the dispatcher did not stop in time")
+	}
+	if runErr == nil {
+		log.Info("schedulerd stopped")
+	}
+	return runErr
+}
+
+// adminToken returns the admin token: the configured one, else the one in <data>/admin-token,
+// else a new one written there (mode 0600). The log names the file, never the token.
+func adminToken(cfg serveConfig, log *slog.Logger) (string, error) {
+	if cfg.adminToken != "" {
+		return cfg.adminToken, nil
+	}
+	path := filepath.Join(cfg.data, "admin-token")
+	b, err := os.ReadFile(path)
+	if err == nil && strings.TrimSpace(string(b)) != "" {
+		log.Info("using the admin token in the data directory", "path", path)
+		return strings.TrimSpace(string(b)), nil
+	}
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return "", fmt.Errorf("admin token: %w", err)
+	}
+	raw := make([]byte, 32)
+	if _, err := rand.Read(raw); err != nil {
+		return "", fmt.Errorf("admin token: %w", err)
+	}
+	tok := base64.RawURLEncoding.EncodeToString(raw)
+	if err := writeFileAtomic(path, []byte(tok+"\n"), 0o600); err != nil {
+		return "", fmt.Errorf("admin token: %w", err)
+	}
+	log.Warn("generated an admin token (no --admin-token or SCHEDULERD_ADMIN_TOKEN given)", "path", path)
+	return tok, nil
+}
+
+// writeFileAtomic writes a file through a temporary file and a rename, so that readers never see
+// a partial file.
+func writeFileAtomic(path string, data []byte, perm os.FileMode) error {
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
+	if err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	tmp := f.Name()
+	fail := func(err error) error {
+		_ = f.Close()
+		_ = os.Remove(tmp)
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err := f.Chmod(perm); err != nil {
+		return fail(err)
+	}
+	if _, err := f.Write(data); err != nil {
+		return fail(err)
+	}
+	if err := f.Sync(); err != nil {
+		return fail(err)
+	}
+	if err := f.Close(); err != nil {
+		return fail(err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		_ = os.Remove(tmp)
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	return nil
 }

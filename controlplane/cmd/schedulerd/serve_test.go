@@ -1,0 +1,234 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+func TestParseServeDefaults(t *testing.T) {
+	c, err := parseServe(nil, func(string) string { return "" }, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.listen != "127.0.0.1:8480" || c.data != "./data" || c.secretKeyFile != filepath.Join("data", "secret.key") ||
+		c.logLevel != slog.LevelInfo || c.adminToken != "" || len(c.tokens) != 0 ||
+		c.oauthAuthority != "https://login.microsoftonline.com" || c.misfire != 60*time.Second ||
+		c.faultedAfter != 10 || c.workers != 256 || c.region != "local" || c.tlsCert != "" {
+		t.Fatalf("defaults %+v", c)
+	}
+}
+
+func TestParseServeEnvironmentAndFlags(t *testing.T) {
+	env := map[string]string{
+		"SCHEDULERD_LISTEN":            "0.0.0.0:9000",
+		"SCHEDULERD_DATA":              "/var/lib/scheduler",
+		"SCHEDULERD_LOG_LEVEL":         "debug",
+		"SCHEDULERD_ADMIN_TOKEN":       "env-admin",
+		"SCHEDULERD_TOKENS":            "sub1=tok1, sub2=tok2,",
+		"SCHEDULERD_MISFIRE_THRESHOLD": "2m",
+		"SCHEDULERD_FAULTED_AFTER":     "3",
+		"SCHEDULERD_REGION":            "west",
+		"SCHEDULERD_WORKERS":           "8",
+	}
+	getenv := func(k string) string { return env[k] }
+	c, err := parseServe(nil, getenv, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.listen != "0.0.0.0:9000" || c.data != "/var/lib/scheduler" || c.secretKeyFile != "/var/lib/scheduler/secret.key" ||
+		c.logLevel != slog.LevelDebug || c.adminToken != "env-admin" || c.misfire != 2*time.Minute ||
+		c.faultedAfter != 3 || c.region != "west" || c.workers != 8 ||
+		len(c.tokens) != 2 || c.tokens["sub1"] != "tok1" || c.tokens["sub2"] != "tok2" {
+		t.Fatalf("from the environment %+v", c)
+	}
+	// Flags win; --token replaces SCHEDULERD_TOKENS.
+	c, err = parseServe([]string{"--listen", "127.0.0.1:0", "--admin-token", "flag-admin", "--token", "sub3=tok3",
+		"--token", "sub4=tok4", "--secret-key-file", "/keys/k", "--workers", "2", "--log-level", "warn"}, getenv, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.listen != "127.0.0.1:0" || c.adminToken != "flag-admin" || c.secretKeyFile != "/keys/k" || c.workers != 2 ||
+		c.logLevel != slog.LevelWarn || len(c.tokens) != 2 || c.tokens["sub3"] != "tok3" || c.tokens["sub4"] != "tok4" {
+		t.Fatalf("with flags %+v", c)
+	}
+}
+
+func TestParseServeErrors(t *testing.T) {
+	none := func(string) string { return "" }
+	for _, tc := range []struct {
+		args []string
+		env  map[string]string
+		want string
+	}{
+		{[]string{"--workers", "0"}, nil, `--workers "0": want a positive integer`},
+		{[]string{"--misfire-threshold", "soon"}, nil, `--misfire-threshold "soon": want a positive duration such as 60s`},
+		{[]string{"--faulted-after", "x"}, nil, `--faulted-after "x": want a positive integer`},
+		{[]string{"--log-level", "loud"}, nil, `--log-level "loud": want debug, info, warn or error`},
+		{[]string{"--tls-cert", "c.pem"}, nil, "--tls-cert and --tls-key go together"},
+		{[]string{"--token", "nosub"}, nil, `invalid value "nosub" for flag -token: want SUBSCRIPTION=TOKEN`},
+		{nil, map[string]string{"SCHEDULERD_TOKENS": "a=b,c"}, "SCHEDULERD_TOKENS: want SUBSCRIPTION=TOKEN"},
+		{nil, map[string]string{"SCHEDULERD_WORKERS": "many"}, `--workers "many": want a positive integer`},
+		{[]string{"extra"}, nil, `unexpected argument "extra"`},
+	} {
+		getenv := none
+		if tc.env != nil {
+			getenv = func(k string) string { return tc.env[k] }
+		}
+		_, err := parseServe(tc.args, getenv, io.Discard)
+		if err == nil || err.Error() != tc.want {
+			t.Errorf("%v %v: error %v, want %q", tc.args, tc.env, err, tc.want)
+		}
+	}
+}
+
+// syncBuffer is a bytes.Buffer safe for the daemon's log writer and the test together.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// waitForFile waits (polling, bounded) for a file the daemon writes when it is up.
+func waitForFile(t *testing.T, path string, log fmt.Stringer) string {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for time.Now().Before(deadline) {
+		if b, err := os.ReadFile(path); err == nil && len(b) > 0 {
+			return strings.TrimSpace(string(b))
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Fatalf("%s did not appear within 30s; log:\n%s", path, log.String())
+	return ""
+}
+
+// TestServeInProcess starts the daemon in this process with nothing configured but a free port
+// and a data directory, uses it with the token it generated, and stops it by cancelling its
+// context (what SIGTERM does).
+func TestServeInProcess(t *testing.T) {
+	dir := t.TempDir()
+	data := filepath.Join(dir, "data")
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	var logs syncBuffer
+	done := make(chan int, 1)
+	go func() {
+		done <- run(ctx, []string{"serve", "--listen", "127.0.0.1:0", "--data", data}, nil, io.Discard, &logs)
+	}()
+
+	addr := waitForFile(t, filepath.Join(data, "listen-address"), &logs)
+	tokenPath := filepath.Join(data, "admin-token")
+	fi, err := os.Stat(tokenPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fi.Mode().Perm() != 0o600 {
+		t.Errorf("admin-token mode %v, want 0600", fi.Mode().Perm())
+	}
+	if fi, err := os.Stat(filepath.Join(data, "secret.key")); err != nil || fi.Mode().Perm() != 0o600 {
+		t.Errorf("secret.key: %v %v", fi, err)
+	}
+	raw, err := os.ReadFile(tokenPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	token := strings.TrimSpace(string(raw))
+	if len(token) < 32 {
+		t.Fatalf("generated token %q is short", token)
+	}
+
+	base := "http://" + addr
+	req, _ := http.NewRequestWithContext(ctx, http.MethodPut,
+		base+"/subscriptions/s/resourceGroups/rg/providers/Microsoft.Scheduler/jobCollections/c?api-version=2016-03-01",
+		strings.NewReader(`{"location":"local","properties":{"sku":{"name":"Standard"}}}`))
+	req.Header.Set("Authorization", "Bearer "+token)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = resp.Body.Close()
+	if resp.StatusCode != http.StatusCreated {
+		t.Fatalf("PUT collection with the generated token: %d", resp.StatusCode)
+	}
+	resp, err = http.Get(base + "/readyz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("readyz %d", resp.StatusCode)
+	}
+
+	cancel()
+	select {
+	case code := <-done:
+		if code != 0 {
+			t.Fatalf("exit code %d; log:\n%s", code, logs.String())
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatalf("serve did not stop within 10s; log:\n%s", logs.String())
+	}
+
+	// The log is JSON lines; it names the token's file and never the token.
+	text := logs.String()
+	if strings.Contains(text, token) {
+		t.Fatal("the log contains the admin token")
+	}
+	var sawToken, sawListen bool
+	for _, line := range strings.Split(strings.TrimSpace(text), "\n") {
+		var m map[string]any
+		if err := json.Unmarshal([]byte(line), &m); err != nil {
+			t.Fatalf("log line %q is not JSON: %v", line, err)
+		}
+		if m["path"] == tokenPath && strings.HasPrefix(fmt.Sprint(m["msg"]), "generated an admin token") {
+			sawToken = true
+		}
+		if m["msg"] == "schedulerd listening" && m["address"] == addr {
+			sawListen = true
+		}
+	}
+	if !sawToken || !sawListen {
+		t.Fatalf("log lacks the token file or the address (%v %v):\n%s", sawToken, sawListen, text)
+	}
+
+	// A second start reuses the token file.
+	ctx2, cancel2 := context.WithCancel(t.Context())
+	var logs2 syncBuffer
+	_ = os.Remove(filepath.Join(data, "listen-address"))
+	go func() {
+		done <- run(ctx2, []string{"serve", "--listen", "127.0.0.1:0", "--data", data}, nil, io.Discard, &logs2)
+	}()
+	waitForFile(t, filepath.Join(data, "listen-address"), &logs2)
+	cancel2()
+	if code := <-done; code != 0 {
+		t.Fatalf("second run exit %d", code)
+	}
+	if raw2, _ := os.ReadFile(tokenPath); string(raw2) != string(raw) {
+		t.Fatal("the admin token changed on restart")
+	}
+	if !strings.Contains(logs2.String(), `"msg":"using the admin token in the data directory"`) {
+		t.Fatalf("second log:\n%s", logs2.String())
+	}
+}
