@@ -1,0 +1,188 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// seedJob is the example job of seeds/004, its // comments and trailing commas removed.
+const seedJob = `{
+    "startTime": "2012-08-04T00:00Z",
+    "action":
+    {
+        "type": "http",
+        "retryPolicy": { "retryType":"none" },
+        "request":
+        {
+            "uri": "http://contoso.com/foo",
+            "method": "PUT",
+            "body": "Posting from a timer",
+            "headers":
+            {
+                "Content-Type": "application/json"
+            }
+        },
+       "errorAction":
+       {
+           "type": "http",
+           "request":
+           {
+               "uri": "http://contoso.com/notifyError",
+               "method": "POST"
+           }
+       }
+    },
+    "recurrence":
+    {
+        "frequency": "week",
+        "interval": 1,
+        "schedule":
+        {
+            "weekDays": ["monday", "wednesday", "friday"],
+            "hours": [10, 22]
+        },
+        "count": 10,
+        "endTime": "2012-11-04"
+    },
+    "state": "disabled",
+    "status":
+    {
+        "lastExecutionTime": "2007-03-01T13:00:00Z",
+        "nextExecutionTime": "2007-03-01T14:00:00Z ",
+        "executionCount": 3,
+                                            "failureCount": 0,
+                                            "faultedCount": 0
+    }
+}`
+
+const seedJobOut = `2012-08-06T10:00:00Z
+2012-08-06T22:00:00Z
+2012-08-08T10:00:00Z
+2012-08-08T22:00:00Z
+2012-08-10T10:00:00Z
+2012-08-10T22:00:00Z
+2012-08-13T10:00:00Z
+2012-08-13T22:00:00Z
+2012-08-15T10:00:00Z
+2012-08-15T22:00:00Z
+`
+
+const action = `"action":{"type":"Http","request":{"uri":"http://example.com/hook","method":"POST"}}`
+
+func TestOccurrencesCommand(t *testing.T) {
+	dir := t.TempDir()
+	seedFile := filepath.Join(dir, "seed.json")
+	if err := os.WriteFile(seedFile, []byte(seedJob), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		name       string
+		args       []string
+		stdin      string
+		wantCode   int
+		wantStdout string
+		wantStderr string
+	}{
+		{name: "seed job from a file: count 10 ends it",
+			args:     []string{"occurrences", "--now", "2012-08-01T09:00:00Z", "--count", "100", seedFile},
+			wantCode: 0, wantStdout: seedJobOut},
+		{name: "seed job wrapped in a definition, from stdin",
+			args:     []string{"occurrences", "--now", "2012-08-01T09:00:00Z", "-"},
+			stdin:    `{"name":"seed","properties":` + seedJob + `}`,
+			wantCode: 0, wantStdout: seedJobOut},
+		{name: "seed job, a candidate exactly at now runs",
+			args:     []string{"occurrences", "--now=2012-08-07T00:00:00+02:00", "--count=3", seedFile},
+			wantCode: 0, wantStdout: "2012-08-06T22:00:00Z\n2012-08-08T10:00:00Z\n2012-08-08T22:00:00Z\n"},
+		{name: "the startTime worked example",
+			args:     []string{"occurrences", "--now", "2015-04-08T13:00:00Z", "--count", "3"},
+			stdin:    `{"startTime":"2015-04-07T14:00:00Z",` + action + `,"recurrence":{"frequency":"Day","interval":2}}`,
+			wantCode: 0, wantStdout: "2015-04-09T14:00:00Z\n2015-04-11T14:00:00Z\n2015-04-13T14:00:00Z\n"},
+		{name: "default count is 10",
+			args:     []string{"occurrences", "--now", "2015-04-08T13:00:00Z"},
+			stdin:    `{` + action + `,"recurrence":{"frequency":"Minute","interval":15}}`,
+			wantCode: 0, wantStdout: "2015-04-08T13:00:00Z\n2015-04-08T13:15:00Z\n2015-04-08T13:30:00Z\n2015-04-08T13:45:00Z\n2015-04-08T14:00:00Z\n" +
+				"2015-04-08T14:15:00Z\n2015-04-08T14:30:00Z\n2015-04-08T14:45:00Z\n2015-04-08T15:00:00Z\n2015-04-08T15:15:00Z\n"},
+		{name: "zone: printed in UTC",
+			args:     []string{"occurrences", "--now", "2015-03-27T00:00:00Z", "--count", "3"},
+			stdin:    `{"startTime":"2015-03-27T02:30:00",` + action + `,"recurrence":{"frequency":"Day","timeZone":"Europe/Berlin"}}`,
+			wantCode: 0, wantStdout: "2015-03-27T01:30:00Z\n2015-03-28T01:30:00Z\n2015-03-29T01:30:00Z\n"},
+		{name: "no recurrence, startTime in the future, real clock",
+			args:     []string{"occurrences"},
+			stdin:    `{"startTime":"2999-01-01T00:00:00+01:00",` + action + `}`,
+			wantCode: 0, wantStdout: "2998-12-31T23:00:00Z\n"},
+		{name: "no recurrence, startTime past: once, immediately",
+			args:     []string{"occurrences", "--now", "2015-04-08T13:00:00Z"},
+			stdin:    `{"startTime":"2015-04-01",` + action + `}`,
+			wantCode: 0, wantStdout: "2015-04-08T13:00:00Z\n"},
+		{name: "nothing left to run",
+			args:     []string{"occurrences", "--now", "2015-04-08T13:00:00Z"},
+			stdin:    `{"startTime":"2015-04-01T10:00:00Z",` + action + `,"recurrence":{"frequency":"Day","endTime":"2015-04-05T10:00:00Z"}}`,
+			wantCode: 0},
+		{name: "wrong JSON types name their path",
+			args:     []string{"occurrences", "--now", "2015-04-08T13:00:00Z"},
+			stdin:    `{"properties":{"recurrence":{"frequency":"Month","interval":"2","schedule":{"monthDays":[1,2,"3",32]}},"colour":1}}`,
+			wantCode: 2,
+			wantStderr: "properties.colour: unknown field (allowed: startTime, action, recurrence, state, status)\n" +
+				"properties.recurrence.interval: expected an integer, got a string\n" +
+				"properties.recurrence.schedule.monthDays[2]: expected an integer, got a string\n"},
+		{name: "invalid rules: every problem, one per line",
+			args:     []string{"occurrences", "--now", "2015-04-08T13:00:00Z"},
+			stdin:    `{"properties":{` + action + `,"recurrence":{"frequency":"Month","interval":19,"schedule":{"monthDays":[1,2,32],"weekDays":["monday"]}}}}`,
+			wantCode: 2,
+			wantStderr: "properties.recurrence.interval: 19 is outside 1..18 for frequency Month\n" +
+				"properties.recurrence.schedule.weekDays: allowed only with frequency Week, not Month\n" +
+				"properties.recurrence.schedule.monthDays[2]: 32 is outside -31..-1, 1..31\n"},
+		{name: "bare properties: paths relative to them",
+			args:       []string{"occurrences", "--now", "2015-04-08T13:00:00Z"},
+			stdin:      `{"startTime":"2015-02-10T08:00:00Z",` + action + `,"recurrence":{"frequency":"Month","interval":12,"schedule":{"monthDays":[30]}}}`,
+			wantCode:   2,
+			wantStderr: "recurrence.schedule: the rule can never fire: no month it reaches from 2015-02-10T08:00:00Z (every 12) has a matching day and time\n"},
+		{name: "malformed JSON",
+			args:       []string{"occurrences"},
+			stdin:      "{\n  \"startTime\": \"2015-04-01\",\n}",
+			wantCode:   2,
+			wantStderr: "invalid JSON at line 3, column 1 (byte 31): invalid character '}' looking for beginning of object key string\n"},
+		{name: "count 0", args: []string{"occurrences", "--count", "0", seedFile}, wantCode: 2,
+			wantStderr: "schedulerd occurrences: --count 0 is outside 1..10000\n"},
+		{name: "count 10001", args: []string{"occurrences", "--count", "10001", seedFile}, wantCode: 2,
+			wantStderr: "schedulerd occurrences: --count 10001 is outside 1..10000\n"},
+		{name: "bad now", args: []string{"occurrences", "--now", "yesterday", seedFile}, wantCode: 2,
+			wantStderr: "schedulerd occurrences: --now \"yesterday\" is not an RFC 3339 date-time such as 2015-04-08T13:00:00Z\n"},
+		{name: "two files", args: []string{"occurrences", seedFile, seedFile}, wantCode: 2,
+			wantStderr: "schedulerd occurrences: one job file at most, got 2 arguments\n"},
+		{name: "missing file", args: []string{"occurrences", filepath.Join(dir, "nope.json")}, wantCode: 1,
+			wantStderr: "schedulerd occurrences: read job: open " + filepath.Join(dir, "nope.json") + ": no such file or directory\n"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			var stdout, stderr bytes.Buffer
+			code := run(context.Background(), c.args, strings.NewReader(c.stdin), &stdout, &stderr)
+			if code != c.wantCode || stdout.String() != c.wantStdout || stderr.String() != c.wantStderr {
+				t.Errorf("exit %d, want %d\nstdout:\n%s\nwant:\n%s\nstderr:\n%s\nwant:\n%s",
+					code, c.wantCode, stdout.String(), c.wantStdout, stderr.String(), c.wantStderr)
+			}
+		})
+	}
+}
+
+func TestOccurrencesCommandUnknownFlag(t *testing.T) {
+	var stdout, stderr bytes.Buffer
+	code := run(context.Background(), []string{"occurrences", "--every", "1"}, strings.NewReader(""), &stdout, &stderr)
+	if code != 2 || stdout.Len() != 0 || !strings.HasPrefix(stderr.String(), "flag provided but not defined: -every\nusage: schedulerd occurrences [--now RFC3339] [--count N] [FILE|-]\n") {
+		t.Errorf("exit %d, stdout %q, stderr %q", code, stdout.String(), stderr.String())
+	}
+}
+
+func TestOccurrencesCommandMaximum(t *testing.T) {
+	var stdout, stderr bytes.Buffer
+	job := `{"startTime":"2015-01-01T00:00:00Z",` + action + `,"recurrence":{"frequency":"Minute"}}`
+	code := run(context.Background(), []string{"occurrences", "--now", "2015-01-01T00:00:00Z", "--count", "10000"}, strings.NewReader(job), &stdout, &stderr)
+	lines := strings.Split(strings.TrimSuffix(stdout.String(), "\n"), "\n")
+	if code != 0 || stderr.Len() != 0 || len(lines) != 10000 || lines[0] != "2015-01-01T00:00:00Z" || lines[9999] != "2015-01-07T22:39:00Z" {
+		t.Errorf("exit %d, %d lines (%q ... %q), stderr %q", code, len(lines), lines[0], lines[len(lines)-1], stderr.String())
+	}
+}
