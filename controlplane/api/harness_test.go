@@ -9,6 +9,7 @@ import (
 	"net/http/httptest"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -263,4 +264,11 @@ func names(t *testing.T, r response) string {
 		out = append(out, str(get(v, "name")))
 	}
 	return strings.Join(out, ",")
+}
+
+// calls returns copies of what the dispatcher was told: job changes, collection changes, runs.
+func (d *noopDispatcherFake) calls() (jobs, collections, runs []int64) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return slices.Clone(d.jobs), slices.Clone(d.collections), slices.Clone(d.runs)
 }

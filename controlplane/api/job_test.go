@@ -98,8 +98,8 @@ func TestJobScheduling(t *testing.T) {
 	if s := get(r.json(t), "properties", "state"); s != "Completed" {
 		t.Fatalf("state with count reached: %v", s)
 	}
-	if len(h.disp.jobs) == 0 {
-		t.Error("the dispatcher was never told about a job change")
+	if changed, _, _ := h.disp.calls(); len(changed) != 7 || changed[6] != j.ID {
+		t.Errorf("JobChanged calls %v, want 7 ending with %d", changed, j.ID)
 	}
 	// Completed is final: PUT and PATCH 409, DELETE works.
 	for _, m := range []string{http.MethodPut, http.MethodPatch} {

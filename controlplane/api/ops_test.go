@@ -49,8 +49,8 @@ func TestRunEnableDisableAndHistory(t *testing.T) {
 	h.must(201, http.MethodPut, jobPath, `{"properties":{"startTime":"2026-11-18T13:00:00Z",`+httpsAction+`,"recurrence":{"frequency":"Hour"}}}`)
 	j := h.storedJob("j1")
 	h.must(200, http.MethodPost, collPath+"/jobs/j1/run"+apiVersion, nil)
-	if !slices.Equal(h.disp.runs, []int64{j.ID}) {
-		t.Fatalf("RunNow calls %v, want [%d]", h.disp.runs, j.ID)
+	if _, _, runs := h.disp.calls(); !slices.Equal(runs, []int64{j.ID}) {
+		t.Fatalf("RunNow calls %v, want [%d]", runs, j.ID)
 	}
 	next := func() string {
 		return rfc3339UTC(h.storedJob("j1").Status.NextExecutionTime)
@@ -71,8 +71,8 @@ func TestRunEnableDisableAndHistory(t *testing.T) {
 	if got := next(); got != "2026-11-18T16:00:00Z" {
 		t.Fatalf("next after enable %q", got)
 	}
-	if len(h.disp.collections) != 2 {
-		t.Errorf("CollectionChanged calls %v, want 2", h.disp.collections)
+	if _, colls, _ := h.disp.calls(); !slices.Equal(colls, []int64{j.CollectionID, j.CollectionID}) {
+		t.Errorf("CollectionChanged calls %v, want [%d %d]", colls, j.CollectionID, j.CollectionID)
 	}
 
 	// History, newest first, filtered, paged: two attempts of one manual execution.

@@ -3,10 +3,19 @@ package main
 import (
 	"bytes"
 	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
 	"encoding/json"
+	"encoding/pem"
 	"fmt"
 	"io"
 	"log/slog"
+	"math/big"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -230,5 +239,86 @@ func TestServeInProcess(t *testing.T) {
 	}
 	if !strings.Contains(logs2.String(), `"msg":"using the admin token in the data directory"`) {
 		t.Fatalf("second log:\n%s", logs2.String())
+	}
+}
+
+// TestServeTLS serves HTTPS with --tls-cert/--tls-key; nextLink URLs are https too.
+func TestServeTLS(t *testing.T) {
+	dir := t.TempDir()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "127.0.0.1"},
+		IPAddresses: []net.IP{net.ParseIP("127.0.0.1")}, NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
+		KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	keyDER, err := x509.MarshalPKCS8PrivateKey(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	certFile, keyFile := filepath.Join(dir, "cert.pem"), filepath.Join(dir, "key.pem")
+	if err := os.WriteFile(certFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(keyFile, pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: keyDER}), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cert, err := x509.ParseCertificate(der)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pool := x509.NewCertPool()
+	pool.AddCert(cert)
+	client := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}}}
+
+	data := filepath.Join(dir, "data")
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	var logs syncBuffer
+	done := make(chan int, 1)
+	go func() {
+		done <- run(ctx, []string{"serve", "--listen", "127.0.0.1:0", "--data", data, "--admin-token", "tls-admin",
+			"--tls-cert", certFile, "--tls-key", keyFile}, nil, io.Discard, &logs)
+	}()
+	base := "https://" + waitForFile(t, filepath.Join(data, "listen-address"), &logs)
+	do := func(method, path, body string) (int, []byte) {
+		t.Helper()
+		req, err := http.NewRequestWithContext(ctx, method, base+path, strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("Authorization", "Bearer tls-admin")
+		resp, err := client.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, err := io.ReadAll(resp.Body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return resp.StatusCode, b
+	}
+	for _, name := range []string{"a", "b"} {
+		if code, b := do(http.MethodPut, "/subscriptions/s/resourceGroups/rg/providers/Microsoft.Scheduler/jobCollections/"+name+"?api-version=2016-03-01",
+			`{"properties":{"sku":{"name":"Free"}}}`); code != http.StatusCreated {
+			t.Fatalf("PUT over TLS: %d %s", code, b)
+		}
+	}
+	code, b := do(http.MethodGet, "/subscriptions/s/providers/Microsoft.Scheduler/jobCollections?api-version=2016-03-01&$top=1", "")
+	var page struct{ NextLink string }
+	if err := json.Unmarshal(b, &page); err != nil || code != http.StatusOK || !strings.HasPrefix(page.NextLink, base+"/subscriptions/s/") {
+		t.Fatalf("list over TLS: %d %s (%v)", code, b, err)
+	}
+	cancel()
+	if code := <-done; code != 0 {
+		t.Fatalf("exit %d; log:\n%s", code, logs.String())
+	}
+	if !strings.Contains(logs.String(), `"url":"`+base+`"`) {
+		t.Errorf("the log does not give the https URL:\n%s", logs.String())
 	}
 }
