@@ -436,6 +436,9 @@ func (l *loop) recorded(ev event) {
 		if e == nil {
 			continue
 		}
+		if res.State == "" {
+			continue // the job was not touched
+		}
 		if res.State != store.JobStateEnabled {
 			l.drop(r.rec.JobID)
 			continue

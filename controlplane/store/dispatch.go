@@ -118,13 +118,14 @@ type AttemptRecordManyParams struct {
 	Now     time.Time
 }
 
-// AttemptRecordResult is the job as a record left it. Gone: the job (or the execution) no longer
-// exists and nothing was stored.
+// AttemptRecordResult is the job as a record left it. Gone: the execution (or its job) no longer
+// exists and nothing was stored. A record that neither finishes the execution nor reports a
+// Failure leaves the job untouched: State is "" and the versions are 0.
 type AttemptRecordResult struct {
 	Gone     bool
-	State    string
-	Version  int64 // the job's Version after the record
-	Previous int64 // the job's Version before the record
+	State    string // the job's state after the record
+	Version  int64  // the job's Version after the record
+	Previous int64  // the job's Version before the record
 }
 
 // HistoryPurgeParams deletes history entries that ended before Before, and those beyond the

@@ -47,32 +47,15 @@ func (d *Driver) ExecutionClaimMany(ctx context.Context, params store.ExecutionC
 	out := make([]store.ExecutionClaimResult, len(params.Claims))
 	now := nanos(params.Now)
 	err := d.tx(ctx, func(tx *sql.Tx) error {
-		scheduled, err := tx.PrepareContext(ctx, `UPDATE jobs SET next_execution_time = ?, execution_count = execution_count + 1,
-			last_execution_time = ?, version = version + 1
-			WHERE id = ? AND version = ? AND state = 'Enabled'
-			AND (SELECT state FROM collections WHERE id = jobs.collection_id) = 'Enabled'
-			RETURNING version, execution_count`)
-		if err != nil {
-			return err
-		}
-		defer scheduled.Close()
-		manual, err := tx.PrepareContext(ctx, `UPDATE jobs SET execution_count = execution_count + 1,
-			last_execution_time = ?, version = version + 1 WHERE id = ? RETURNING version, execution_count`)
-		if err != nil {
-			return err
-		}
-		defer manual.Close()
-		insert, err := tx.PrepareContext(ctx, `INSERT INTO executions
-			(job_id, tag, scheduled, repeat_count, missed, manual, phase, attempt, due_at, claimed_at)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`)
-		if err != nil {
-			return err
-		}
-		defer insert.Close()
+		scheduled, manual := d.stmt(ctx, tx, "claim.scheduled"), d.stmt(ctx, tx, "claim.manual")
+		exists, insert := d.stmt(ctx, tx, "claim.exists"), d.stmt(ctx, tx, "claim.insert")
 		for i, c := range params.Claims {
 			e := c.Execution
-			var version int64
-			var count int
+			var (
+				version int64
+				count   int
+				err     error
+			)
 			if c.ExpectVersion > 0 {
 				err = scheduled.QueryRowContext(ctx, nanos(c.NextExecutionTime), now, e.JobID, c.ExpectVersion).Scan(&version, &count)
 			} else {
@@ -80,7 +63,7 @@ func (d *Driver) ExecutionClaimMany(ctx context.Context, params store.ExecutionC
 			}
 			if errors.Is(err, sql.ErrNoRows) {
 				var one int
-				switch err := tx.QueryRowContext(ctx, `SELECT 1 FROM jobs WHERE id = ?`, e.JobID).Scan(&one); {
+				switch err := exists.QueryRowContext(ctx, e.JobID).Scan(&one); {
 				case errors.Is(err, sql.ErrNoRows):
 					out[i].Err = fmt.Errorf("job %d: %w", e.JobID, store.ErrNotFound)
 				case err != nil:
@@ -139,38 +122,64 @@ func (d *Driver) ExecutionListUnfinished(ctx context.Context, params store.Execu
 	return out, nil
 }
 
+// Statements of the dispatcher's batch methods, prepared once on the writer connection.
+var writerStatements = map[string]string{
+	"claim.scheduled": `UPDATE jobs SET next_execution_time = ?, execution_count = execution_count + 1,
+		last_execution_time = ?, version = version + 1
+		WHERE id = ? AND version = ? AND state = 'Enabled'
+		AND (SELECT state FROM collections WHERE id = jobs.collection_id) = 'Enabled'
+		RETURNING version, execution_count`,
+	"claim.manual": `UPDATE jobs SET execution_count = execution_count + 1,
+		last_execution_time = ?, version = version + 1 WHERE id = ? RETURNING version, execution_count`,
+	"claim.exists": `SELECT 1 FROM jobs WHERE id = ?`,
+	"claim.insert": `INSERT INTO executions
+		(job_id, tag, scheduled, repeat_count, missed, manual, phase, attempt, due_at, claimed_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`,
+	"record.finish": `DELETE FROM executions WHERE id = ? AND job_id = ? RETURNING id`,
+	"record.next":   `UPDATE executions SET phase = ?, attempt = ?, due_at = ? WHERE id = ? AND job_id = ? RETURNING id`,
+	"record.history": `INSERT INTO history (job_id, execution_id, execution_tag, action_name, status, message, retry_count, repeat_count,
+		expected_execution_time, start_time, end_time) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+	"record.job": `UPDATE jobs SET failure_count = failure_count + ?, faulted_count = faulted_count + ?,
+		consecutive_faults = CASE WHEN ? THEN consecutive_faults + 1 WHEN ? THEN 0 ELSE consecutive_faults END,
+		version = version + 1 WHERE id = ? RETURNING version, state, consecutive_faults, next_execution_time`,
+	"record.others": `SELECT count(*) FROM executions WHERE job_id = ?`,
+	"record.final":  `UPDATE jobs SET state = ?, next_execution_time = 0, final_at = ? WHERE id = ?`,
+}
+
+// prepare prepares the writer statements once.
+func (d *Driver) prepare(ctx context.Context) error {
+	d.stmts = make(map[string]*sql.Stmt, len(writerStatements))
+	for name, q := range writerStatements {
+		s, err := d.w.PrepareContext(ctx, q)
+		if err != nil {
+			return fmt.Errorf("prepare %s: %w", name, err)
+		}
+		d.stmts[name] = s
+	}
+	return nil
+}
+
+// stmt returns a prepared writer statement bound to tx.
+func (d *Driver) stmt(ctx context.Context, tx *sql.Tx, name string) *sql.Stmt {
+	return tx.StmtContext(ctx, d.stmts[name])
+}
+
 // AttemptRecordMany records attempts in one transaction.
 func (d *Driver) AttemptRecordMany(ctx context.Context, params store.AttemptRecordManyParams) ([]store.AttemptRecordResult, error) {
 	out := make([]store.AttemptRecordResult, len(params.Records))
 	now := nanos(params.Now)
 	err := d.tx(ctx, func(tx *sql.Tx) error {
-		stmts := map[string]string{
-			"exists": `SELECT j.version, j.state FROM executions e JOIN jobs j ON j.id = e.job_id WHERE e.id = ? AND e.job_id = ?`,
-			"history": `INSERT INTO history (job_id, execution_id, execution_tag, action_name, status, message, retry_count, repeat_count,
-				expected_execution_time, start_time, end_time) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-			"next": `UPDATE executions SET phase = ?, attempt = ?, due_at = ? WHERE id = ?`,
-			"job": `UPDATE jobs SET failure_count = failure_count + ?, faulted_count = faulted_count + ?,
-				consecutive_faults = CASE WHEN ? THEN consecutive_faults + 1 WHEN ? THEN 0 ELSE consecutive_faults END,
-				version = version + 1 WHERE id = ? RETURNING version, state, consecutive_faults, next_execution_time`,
-			"delete": `DELETE FROM executions WHERE id = ?`,
-			"others": `SELECT count(*) FROM executions WHERE job_id = ?`,
-			"final":  `UPDATE jobs SET state = ?, next_execution_time = 0, final_at = ? WHERE id = ?`,
-		}
-		prepared := make(map[string]*sql.Stmt, len(stmts))
-		for name, q := range stmts {
-			s, err := tx.PrepareContext(ctx, q)
-			if err != nil {
-				return fmt.Errorf("prepare %s: %w", name, err)
-			}
-			defer s.Close()
-			prepared[name] = s
-		}
+		finish, next := d.stmt(ctx, tx, "record.finish"), d.stmt(ctx, tx, "record.next")
+		history, job := d.stmt(ctx, tx, "record.history"), d.stmt(ctx, tx, "record.job")
+		others, final := d.stmt(ctx, tx, "record.others"), d.stmt(ctx, tx, "record.final")
 		for i, r := range params.Records {
-			var (
-				version int64
-				state   string
-			)
-			err := prepared["exists"].QueryRowContext(ctx, r.ExecutionID, r.JobID).Scan(&version, &state)
+			var id int64
+			var err error
+			if r.Finished {
+				err = finish.QueryRowContext(ctx, r.ExecutionID, r.JobID).Scan(&id)
+			} else {
+				err = next.QueryRowContext(ctx, r.Phase, r.Attempt, nanos(r.Next), r.ExecutionID, r.JobID).Scan(&id)
+			}
 			if errors.Is(err, sql.ErrNoRows) {
 				out[i] = store.AttemptRecordResult{Gone: true}
 				continue
@@ -178,57 +187,47 @@ func (d *Driver) AttemptRecordMany(ctx context.Context, params store.AttemptReco
 			if err != nil {
 				return err
 			}
-			out[i] = store.AttemptRecordResult{State: state, Version: version, Previous: version}
 			h := r.History
-			_, err = prepared["history"].ExecContext(ctx, r.JobID, r.ExecutionID, h.ExecutionTag, h.ActionName, h.Status, h.Message,
+			_, err = history.ExecContext(ctx, r.JobID, r.ExecutionID, h.ExecutionTag, h.ActionName, h.Status, h.Message,
 				h.RetryCount, h.RepeatCount, nanos(h.ExpectedExecutionTime), nanos(h.StartTime), nanos(h.EndTime))
 			if err != nil {
 				return err
 			}
-			if !r.Finished {
-				if _, err := prepared["next"].ExecContext(ctx, r.Phase, r.Attempt, nanos(r.Next), r.ExecutionID); err != nil {
-					return err
-				}
-			}
 			if !r.Failure && !r.Finished {
-				continue
+				continue // the job is untouched
 			}
 			var (
+				version     int64
+				state       string
 				consecutive int
-				next        int64
+				nextAt      int64
 			)
-			err = prepared["job"].QueryRowContext(ctx, boolInt(r.Failure), boolInt(r.Finished && r.Faulted),
-				r.Finished && r.Faulted, r.Finished, r.JobID).Scan(&version, &state, &consecutive, &next)
+			err = job.QueryRowContext(ctx, boolInt(r.Failure), boolInt(r.Finished && r.Faulted),
+				r.Finished && r.Faulted, r.Finished, r.JobID).Scan(&version, &state, &consecutive, &nextAt)
 			if err != nil {
 				return err
 			}
-			out[i].Version, out[i].State = version, state
-			if !r.Finished {
+			out[i] = store.AttemptRecordResult{State: state, Version: version, Previous: version - 1}
+			if !r.Finished || state != store.JobStateEnabled {
 				continue
 			}
-			if _, err := prepared["delete"].ExecContext(ctx, r.ExecutionID); err != nil {
-				return err
-			}
-			if state != store.JobStateEnabled {
-				continue
-			}
-			final := ""
+			to := ""
 			if r.Faulted && r.FaultedAfter > 0 && consecutive >= r.FaultedAfter {
-				final = store.JobStateFaulted
-			} else if next == 0 {
-				var others int
-				if err := prepared["others"].QueryRowContext(ctx, r.JobID).Scan(&others); err != nil {
+				to = store.JobStateFaulted
+			} else if nextAt == 0 {
+				var n int
+				if err := others.QueryRowContext(ctx, r.JobID).Scan(&n); err != nil {
 					return err
 				}
-				if others == 0 {
-					final = store.JobStateCompleted
+				if n == 0 {
+					to = store.JobStateCompleted
 				}
 			}
-			if final != "" {
-				if _, err := prepared["final"].ExecContext(ctx, final, now, r.JobID); err != nil {
+			if to != "" {
+				if _, err := final.ExecContext(ctx, to, now, r.JobID); err != nil {
 					return err
 				}
-				out[i].State = final
+				out[i].State = to
 			}
 		}
 		return nil

@@ -42,8 +42,9 @@ const readers = 4
 
 // Driver is a store.Driver on one SQLite file.
 type Driver struct {
-	w *sql.DB // one writer connection
-	r *sql.DB // read-only pool
+	w     *sql.DB // one writer connection
+	r     *sql.DB // read-only pool
+	stmts map[string]*sql.Stmt
 }
 
 var _ store.Driver = (*Driver)(nil)
@@ -68,6 +69,10 @@ func Open(ctx context.Context, path string) (*Driver, error) {
 		_ = w.Close()
 		return nil, fmt.Errorf("open %s: %w", path, err)
 	}
+	if err := d.prepare(ctx); err != nil {
+		_ = w.Close()
+		return nil, fmt.Errorf("open %s: %w", path, err)
+	}
 	ro := url.Values{}
 	ro.Add("_pragma", "busy_timeout(10000)")
 	ro.Add("_pragma", "foreign_keys(1)")
@@ -85,7 +90,11 @@ func Open(ctx context.Context, path string) (*Driver, error) {
 
 // Close closes the database.
 func (d *Driver) Close() error {
-	return errors.Join(d.r.Close(), d.w.Close())
+	errs := []error{d.r.Close()}
+	for _, s := range d.stmts {
+		errs = append(errs, s.Close())
+	}
+	return errors.Join(append(errs, d.w.Close())...)
 }
 
 // SchemaVersion returns the version of the last migration applied.

@@ -25,6 +25,16 @@ func open(t *testing.T) *sqlite.Driver {
 	return d
 }
 
+func openB(b *testing.B) *sqlite.Driver {
+	b.Helper()
+	d, err := sqlite.Open(b.Context(), filepath.Join(b.TempDir(), "scheduler.db"))
+	if err != nil {
+		b.Fatalf("open: %v", err)
+	}
+	b.Cleanup(func() { _ = d.Close() })
+	return d
+}
+
 func TestConformance(t *testing.T) {
 	storetest.Run(t, func(t *testing.T) store.Driver { return open(t) })
 }

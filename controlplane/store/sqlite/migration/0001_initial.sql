@@ -69,5 +69,4 @@ CREATE TABLE history (
 	end_time                INTEGER NOT NULL
 );
 CREATE INDEX history_job ON history (job_id, id);
-CREATE INDEX history_job_execution ON history (job_id, execution_id);
 CREATE INDEX history_end ON history (end_time);
