@@ -70,7 +70,7 @@ func (d *noopDispatcherFake) Ready() bool {
 
 // harness is a real API on a real SQLite file, served over real HTTP.
 type harness struct {
-	t     *testing.T
+	t     testing.TB
 	srv   *httptest.Server
 	clock *clock.Fake
 	store *sqlite.Driver
@@ -79,7 +79,7 @@ type harness struct {
 	reg   *prometheus.Registry
 }
 
-func newHarness(t *testing.T, options ...func(*Config)) *harness {
+func newHarness(t testing.TB, options ...func(*Config)) *harness {
 	t.Helper()
 	dir := t.TempDir()
 	st, err := sqlite.Open(t.Context(), filepath.Join(dir, "scheduler.db"))
