@@ -88,8 +88,12 @@ func recurrenceFromDynamic(v attr.Value) (*wire.JobRecurrence, error) {
 	if plain == nil {
 		return nil, nil
 	}
-	if _, ok := plain.(map[string]any); !ok {
+	obj, ok := plain.(map[string]any)
+	if !ok {
 		return nil, errors.New("recurrence: expected an object such as { frequency = \"Day\", interval = 1 }")
+	}
+	if len(obj) == 0 {
+		return nil, nil // {}: no recurrence (a literal null is not passed on by OpenTofu)
 	}
 	data, err := json.Marshal(plain)
 	if err != nil {

@@ -28,18 +28,18 @@ func (f *occurrencesFunction) Definition(_ context.Context, _ function.Definitio
 		MarkdownDescription: "Returns the next `count` executions (RFC 3339, in the rule's zone) of a job with this `start_time` " +
 			"and `recurrence`, created at `now` (default: the current time), exactly as the daemon will run them. " +
 			"No daemon is needed. `recurrence` is an object with the attributes of `scheduler_job`'s `recurrence` " +
-			"(`{ frequency = \"Week\", schedule = { week_days = [\"Monday\"], hours = [9] } }`) or null for a one-off job. " +
+			"(`{ frequency = \"Week\", schedule = { week_days = [\"Monday\"], hours = [9] } }`), or `{}` for a one-off job. " +
 			"An invalid schedule is an error naming the attribute, with the daemon's message.",
 		Parameters: []function.Parameter{
 			function.StringParameter{
 				Name:                "start_time",
 				AllowNullValue:      true,
-				MarkdownDescription: "ISO 8601 start time, or null (the job starts at `now`).",
+				MarkdownDescription: "ISO 8601 start time, or `\"\"` for none (the job runs once at `now`, then on its recurrence).",
 			},
 			function.DynamicParameter{
 				Name:                "recurrence",
 				AllowNullValue:      true,
-				MarkdownDescription: "The recurrence object, or null.",
+				MarkdownDescription: "The recurrence object, or `{}` for none.",
 			},
 			function.Int64Parameter{
 				Name:                "count",

@@ -1,0 +1,140 @@
+package provider
+
+import (
+	"fmt"
+	"regexp"
+	"testing"
+
+	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
+)
+
+// planJob is a job whose plan is checked; the collection need not exist, since plan fails first.
+func planJob(startTime, recurrence, retry string) string {
+	if retry == "" {
+		retry = "null"
+	}
+	return fmt.Sprintf(`
+resource "scheduler_job" "test" {
+  job_collection_id = "/subscriptions/default/resourceGroups/default/providers/Microsoft.Scheduler/jobCollections/plan-only"
+  name              = "rule"
+  start_time        = %q
+  action = {
+    type         = "http"
+    request      = { uri = "http://example.com/", method = "get" }
+    retry_policy = %s
+  }
+  recurrence = %s
+}
+`, startTime, retry, recurrence)
+}
+
+// Every rule of SPEC 4.1 fails plan, at the attribute, with the engine's message.
+func TestAccJob_planRejectsEveryRule(t *testing.T) {
+	const start = "2026-02-01T10:00:00Z"
+	for _, tc := range []struct {
+		rule, start, recurrence, retry string
+		summary, detail                string
+	}{
+		{"interval Month above 18", start, `{ frequency = "month", interval = 19 }`, "",
+			"Fix recurrence.interval", "recurrence.interval: 19 is outside 1..18 for frequency Month"},
+		{"interval Week above 78", start, `{ frequency = "week", interval = 79 }`, "",
+			"Fix recurrence.interval", "recurrence.interval: 79 is outside 1..78 for frequency Week"},
+		{"interval Day above 548", start, `{ frequency = "Day", interval = 549 }`, "",
+			"Fix recurrence.interval", "recurrence.interval: 549 is outside 1..548 for frequency Day"},
+		{"interval Hour above 1000", start, `{ frequency = "hour", interval = 1001 }`, "",
+			"Fix recurrence.interval", "recurrence.interval: 1001 is outside 1..1000 for frequency Hour"},
+		{"interval below 1", start, `{ frequency = "minute", interval = 0 }`, "",
+			"Fix recurrence.interval", "recurrence.interval: 0 is outside 1..1000 for frequency Minute"},
+		{"count below 1", start, `{ frequency = "day", count = 0 }`, "",
+			"Fix recurrence.count", "recurrence.count: 0 is less than 1: count is the number of executions, at least 1"},
+		{"endTime before startTime", start, `{ frequency = "day", end_time = "2026-01-01" }`, "",
+			"Fix recurrence.end_time", "recurrence.end_time: 2026-01-01T00:00:00Z is before startTime 2026-02-01T10:00:00Z"},
+		{"minutes outside 0-59", start, `{ frequency = "day", schedule = { minutes = [0, 60] } }`, "",
+			"Fix recurrence.schedule.minutes[1]", "recurrence.schedule.minutes[1]: 60 is outside 0..59"},
+		{"hours outside 0-23", start, `{ frequency = "day", schedule = { hours = [24] } }`, "",
+			"Fix recurrence.schedule.hours[0]", "recurrence.schedule.hours[0]: 24 is outside 0..23"},
+		{"duplicate minutes", start, `{ frequency = "day", schedule = { minutes = [5, 5] } }`, "",
+			"Fix recurrence.schedule.minutes[1]", "recurrence.schedule.minutes[1]: 5 is a duplicate of minutes[0]"},
+		{"weekDays only with Week", start, `{ frequency = "day", schedule = { week_days = ["monday"] } }`, "",
+			"Fix recurrence.schedule.week_days", "recurrence.schedule.week_days: allowed only with frequency Week, not Day"},
+		{"at most 7 weekDays", start, `{ frequency = "week", schedule = { week_days = ["monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday", "monday"] } }`, "",
+			"Fix recurrence.schedule.week_days", "recurrence.schedule.week_days: at most 7 days, got 8"},
+		{"monthDays above 31", start, `{ frequency = "month", schedule = { month_days = [1, 15, 32] } }`, "",
+			"Fix recurrence.schedule.month_days[2]", "recurrence.schedule.month_days[2]: 32 is outside -31..-1, 1..31"},
+		{"monthDays zero", start, `{ frequency = "month", schedule = { month_days = [0] } }`, "",
+			"Fix recurrence.schedule.month_days[0]", "recurrence.schedule.month_days[0]: 0 is outside -31..-1, 1..31"},
+		{"monthDays only with Month", start, `{ frequency = "week", schedule = { month_days = [1] } }`, "",
+			"Fix recurrence.schedule.month_days", "recurrence.schedule.month_days: allowed only with frequency Month, not Week"},
+		{"occurrence outside -5..5", start, `{ frequency = "month", schedule = { monthly_occurrences = [{ day = "friday", occurrence = 6 }] } }`, "",
+			"Fix recurrence.schedule.monthly_occurrences[0].occurrence", "recurrence.schedule.monthly_occurrences[0].occurrence: 6 is outside -5..-1, 1..5"},
+		{"monthlyOccurrences only with Month", start, `{ frequency = "day", schedule = { monthly_occurrences = [{ day = "friday", occurrence = -1 }] } }`, "",
+			"Fix recurrence.schedule.monthly_occurrences", "recurrence.schedule.monthly_occurrences: allowed only with frequency Month, not Day"},
+		{"a rule that can never fire", start, `{ frequency = "month", interval = 12, schedule = { month_days = [30] } }`, "",
+			"Fix recurrence.schedule", "recurrence.schedule: the rule can never fire: no month it reaches from 2026-02-01T10:00:00Z (every 12) has a matching day and time"},
+		{"unknown time zone", start, `{ frequency = "day", time_zone = "Mars/Olympus" }`, "",
+			"Fix recurrence.time_zone", `recurrence.time_zone: unknown time zone "Mars/Olympus": expected an IANA name such as Europe/Berlin`},
+		{"startTime not ISO 8601", "yesterday", `{ frequency = "day" }`, "",
+			"Fix start_time", `start_time: "yesterday" is not an ISO 8601 date-time such as 2012-08-04T00:00:00Z or a date such as 2012-11-04`},
+		{"retryInterval below 15 s", start, "null", `{ retry_type = "fixed", retry_interval = "PT5S" }`,
+			"Fix action.retry_policy.retry_interval", `action.retry_policy.retry_interval: "PT5S" is 5s, below the minimum of 15s`},
+		{"retryInterval above 18 months", start, "null", `{ retry_type = "fixed", retry_interval = "P19M" }`,
+			"Fix action.retry_policy.retry_interval", `action.retry_policy.retry_interval: "P19M" is 13680h0m0s, above the maximum of 18 months (540 days)`},
+		{"retryCount above 20", start, "null", `{ retry_type = "fixed", retry_count = 21 }`,
+			"Fix action.retry_policy.retry_count", "action.retry_policy.retry_count: 21 is outside 0..20"},
+	} {
+		t.Run(tc.rule, func(t *testing.T) {
+			resource.Test(t, resource.TestCase{
+				ProtoV6ProviderFactories: protoV6Factories(),
+				Steps: []resource.TestStep{{
+					Config:      planJob(tc.start, tc.recurrence, tc.retry),
+					PlanOnly:    true,
+					ExpectError: regexp.MustCompile(messageRE(tc.summary).String() + `(?s:.*)` + messageRE(tc.detail).String()),
+				}},
+			})
+		})
+	}
+}
+
+// An enum outside the allowed values is rejected by the schema, in any case.
+func TestAccJob_planRejectsUnknownEnum(t *testing.T) {
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: protoV6Factories(),
+		Steps: []resource.TestStep{{
+			Config:      planJob("2026-02-01T10:00:00Z", `{ frequency = "fortnight" }`, ""),
+			PlanOnly:    true,
+			ExpectError: messageRE(`Attribute recurrence.frequency value must be one of: ["Minute" "Hour" "Day" "Week" "Month"], got: "fortnight"`),
+		}},
+	})
+}
+
+// A value known only after apply is not guessed: the rules that depend on it are skipped at
+// plan time (the daemon still checks them at apply).
+func TestAccJob_planSkipsUnknownValues(t *testing.T) {
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: protoV6Factories(),
+		Steps: []resource.TestStep{{
+			Config: `
+resource "scheduler_job_collection" "test" {
+  name = "unknown-values"
+}
+
+resource "scheduler_job" "test" {
+  job_collection_id = scheduler_job_collection.test.id
+  name              = "later"
+  # Unknown until the collection exists; with end_time before it, the job would be invalid.
+  start_time = scheduler_job_collection.test.id == "" ? "" : "2026-02-01T10:00:00Z"
+  action = {
+    type    = "http"
+    request = { uri = "http://example.com/", method = "get" }
+  }
+  recurrence = {
+    frequency = "day"
+    end_time  = "2026-01-01"
+  }
+}
+`,
+			PlanOnly:           true,
+			ExpectNonEmptyPlan: true,
+		}},
+	})
+}
