@@ -53,7 +53,7 @@ func parseRoute(escaped string) (route, bool) {
 	seg := make([]string, len(raw))
 	for i, s := range raw {
 		u, err := url.PathUnescape(s)
-		if err != nil {
+		if err != nil || u == "" {
 			return route{}, false
 		}
 		seg[i] = u

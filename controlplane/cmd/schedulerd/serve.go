@@ -141,15 +141,16 @@ func runServe(ctx context.Context, args []string, _ io.Writer, stderr io.Writer)
 		return 2
 	}
 	log := slog.New(slog.NewJSONHandler(stderr, &slog.HandlerOptions{Level: cfg.logLevel}))
-	if err := serve(ctx, cfg, log); err != nil {
+	if err := serve(ctx, &cfg, log); err != nil {
 		log.Error("schedulerd stopped", "error", err.Error())
 		return 1
 	}
 	return 0
 }
 
-// serve runs the daemon until ctx is cancelled, then stops gracefully.
-func serve(ctx context.Context, cfg serveConfig, log *slog.Logger) error {
+// serve runs the daemon until ctx is cancelled, then stops gracefully. It drops the tokens from
+// cfg once hashed: only their SHA-256 hashes stay in memory.
+func serve(ctx context.Context, cfg *serveConfig, log *slog.Logger) error {
 	if err := os.MkdirAll(cfg.data, 0o700); err != nil {
 		return fmt.Errorf("data directory: %w", err)
 	}
@@ -161,6 +162,7 @@ func serve(ctx context.Context, cfg serveConfig, log *slog.Logger) error {
 	if err != nil {
 		return fmt.Errorf("tokens: %w", err)
 	}
+	cfg.adminToken, cfg.tokens = "", nil
 	box, created, err := secret.LoadOrCreate(cfg.secretKeyFile)
 	if err != nil {
 		return err
@@ -270,7 +272,7 @@ func serve(ctx context.Context, cfg serveConfig, log *slog.Logger) error {
 
 // adminToken returns the admin token: the configured one, else the one in <data>/admin-token,
 // else a new one written there (mode 0600). The log names the file, never the token.
-func adminToken(cfg serveConfig, log *slog.Logger) (string, error) {
+func adminToken(cfg *serveConfig, log *slog.Logger) (string, error) {
 	if cfg.adminToken != "" {
 		return cfg.adminToken, nil
 	}
