@@ -1,6 +1,7 @@
 package main
 
 import (
+	"io"
 	"net/http"
 	"os"
 	"os/exec"
@@ -94,6 +95,35 @@ func TestProcessConfiguredByEnvironmentStopsOnSIGTERM(t *testing.T) {
 	}
 	if got := status(http.MethodGet, "/healthz", "", ""); got != 200 {
 		t.Errorf("healthz %d", got)
+	}
+	// /metrics: the API's, the dispatcher's and the process's metrics, behind a token.
+	if got := status(http.MethodGet, "/metrics", "", ""); got != 401 {
+		t.Errorf("metrics without a token: %d", got)
+	}
+	req, err := http.NewRequest(http.MethodGet, base+"/metrics", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Authorization", "Bearer token-a")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	metrics, err := io.ReadAll(resp.Body)
+	_ = resp.Body.Close()
+	if err != nil || resp.StatusCode != 200 {
+		t.Fatalf("metrics: %d %v", resp.StatusCode, err)
+	}
+	for _, want := range []string{
+		`scheduler_http_requests_total{code="201",method="PUT",route="collection"} 1`,
+		"# TYPE scheduler_due_backlog gauge",
+		"# TYPE scheduler_execution_lateness_seconds histogram",
+		"# TYPE go_goroutines gauge",
+		"# TYPE process_resident_memory_bytes gauge",
+	} {
+		if !strings.Contains(string(metrics), want) {
+			t.Errorf("metrics lack %q", want)
+		}
 	}
 
 	start := time.Now()
