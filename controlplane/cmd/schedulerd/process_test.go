@@ -3,6 +3,7 @@ package main
 import (
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -149,5 +150,134 @@ func TestProcessConfiguredByEnvironmentStopsOnSIGTERM(t *testing.T) {
 	}
 	if strings.Contains(logs.String(), "token-a") || strings.Contains(logs.String(), "process-admin") {
 		t.Error("the log contains a token")
+	}
+}
+
+// child is a schedulerd child process.
+type child struct {
+	cmd    *exec.Cmd
+	logs   *syncBuffer
+	exited chan error
+	base   string
+}
+
+// startChild starts schedulerd serve with args and waits for its listen address.
+func startChild(t *testing.T, bin, data string, args ...string) *child {
+	t.Helper()
+	_ = os.Remove(filepath.Join(data, "listen-address"))
+	c := &child{logs: &syncBuffer{}, exited: make(chan error, 1)}
+	c.cmd = exec.Command(bin, append([]string{"serve", "--listen", "127.0.0.1:0", "--data", data}, args...)...)
+	c.cmd.Stderr = c.logs
+	if err := c.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	waited := make(chan struct{})
+	go func() {
+		c.exited <- c.cmd.Wait()
+		close(waited)
+	}()
+	t.Cleanup(func() {
+		select {
+		case <-waited:
+		default:
+			_ = c.cmd.Process.Kill()
+			<-waited
+		}
+	})
+	c.base = "http://" + waitForFile(t, filepath.Join(data, "listen-address"), c.logs)
+	return c
+}
+
+// call sends a request with the admin token and returns the status and body.
+func (c *child) call(t *testing.T, method, path, body string) (int, string) {
+	t.Helper()
+	req, err := http.NewRequest(method, c.base+path, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Authorization", "Bearer graceful-admin")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp.StatusCode, string(b)
+}
+
+// TestProcessSIGTERMFinishesInFlightAttempt: SIGTERM while an attempt is in flight lets it finish
+// and be recorded before the process exits (within 10 s); the next start shows it in history.
+func TestProcessSIGTERMFinishesInFlightAttempt(t *testing.T) {
+	bin := daemonBinary(t)
+	data := filepath.Join(t.TempDir(), "data")
+	hit, release := make(chan struct{}, 1), make(chan struct{})
+	receiver := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		hit <- struct{}{}
+		<-release
+		w.WriteHeader(http.StatusAccepted)
+	}))
+	defer receiver.Close()
+	defer func() {
+		select {
+		case <-release:
+		default:
+			close(release)
+		}
+	}()
+
+	c := startChild(t, bin, data, "--admin-token", "graceful-admin")
+	const coll = "/subscriptions/s/resourceGroups/rg/providers/Microsoft.Scheduler/jobCollections/c"
+	const job = coll + "/jobs/slow"
+	if code, body := c.call(t, http.MethodPut, coll+"?api-version=2016-03-01", `{"properties":{"sku":{"name":"Standard"}}}`); code != 201 {
+		t.Fatalf("collection: %d %s", code, body)
+	}
+	if code, body := c.call(t, http.MethodPut, job+"?api-version=2016-03-01",
+		`{"properties":{"state":"Disabled","action":{"type":"Http","request":{"uri":"`+receiver.URL+`","method":"POST"},"retryPolicy":{"retryType":"None"}}}}`); code != 201 {
+		t.Fatalf("job: %d %s", code, body)
+	}
+	if code, body := c.call(t, http.MethodPost, job+"/run?api-version=2016-03-01", ""); code != 200 {
+		t.Fatalf("run: %d %s", code, body)
+	}
+	select {
+	case <-hit:
+	case <-time.After(10 * time.Second):
+		t.Fatalf("the attempt did not start; log:\n%s", c.logs.String())
+	}
+	start := time.Now()
+	if err := c.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	// Stop accepting: the listener closes while the attempt is still running.
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		resp, err := http.Get(c.base + "/healthz")
+		if err != nil {
+			break
+		}
+		_ = resp.Body.Close()
+		if time.Now().After(deadline) {
+			t.Fatal("still accepting 5s after SIGTERM")
+		}
+	}
+	close(release)
+	select {
+	case err := <-c.exited:
+		if err != nil {
+			t.Fatalf("exit: %v; log:\n%s", err, c.logs.String())
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatalf("still running 10s after SIGTERM; log:\n%s", c.logs.String())
+	}
+	if d := time.Since(start); d > 10*time.Second {
+		t.Fatalf("exited %v after SIGTERM", d)
+	}
+
+	c = startChild(t, bin, data, "--admin-token", "graceful-admin")
+	code, body := c.call(t, http.MethodGet, job+"/history?api-version=2016-03-01", "")
+	if code != 200 || !strings.Contains(body, `"status":"Completed"`) || strings.Count(body, `"actionName":"MainAction"`) != 1 {
+		t.Fatalf("history after restart: %d %s", code, body)
 	}
 }
