@@ -293,3 +293,34 @@ func TestQuotas(t *testing.T) {
 		t.Errorf("count above maxJobOccurrence: %q", msg)
 	}
 }
+
+// TestPatchAuthenticationType: a patch that changes the authentication type replaces the stored
+// authentication whole, so the old type's secrets do not leak into the new one.
+func TestPatchAuthenticationType(t *testing.T) {
+	h := newHarness(t)
+	h.collection(collPath, `{"sku":{"name":"Standard"}}`)
+	h.must(201, http.MethodPut, jobPath, `{"properties":{"action":{"type":"Https","request":{"uri":"https://e.com","method":"GET",`+
+		`"authentication":{"type":"Basic","username":"alice","password":"hunter2"}}}}}`)
+	r := h.must(400, http.MethodPatch, jobPath, `{"properties":{"action":{"request":{"authentication":{"type":"ActiveDirectoryOAuth","tenant":"t","audience":"a","clientId":"c"}}}}}`)
+	if _, msg := r.errorBody(t); msg != "properties.action.request.authentication.secret: is required for ActiveDirectoryOAuth authentication" {
+		t.Fatalf("oauth without secret: %q", msg)
+	}
+	pfx, _, _ := selfSignedPfx(t, "")
+	r = h.must(200, http.MethodPatch, jobPath, `{"properties":{"action":{"request":{"authentication":{"type":"clientcertificate","pfx":"`+pfx+`"}}}}}`)
+	if a := get(r.json(t), "properties", "action", "request", "authentication"); get(a, "username") != nil || get(a, "type") != "ClientCertificate" ||
+		get(a, "certificateSubjectName") != "CN=scheduler-client,O=Contoso" {
+		t.Fatalf("authentication after the patch %v", a)
+	}
+	p := h.storedJob("j1").Properties
+	if err := h.box.OpenJob(&p); err != nil {
+		t.Fatal(err)
+	}
+	if a := p.Action.Request.Authentication; a.Password != "" || a.Username != "" || a.Pfx != pfx {
+		t.Fatalf("stored authentication %+v", a)
+	}
+	// A null removes it.
+	r = h.must(200, http.MethodPatch, jobPath, `{"properties":{"action":{"request":{"authentication":null}}}}`)
+	if a := get(r.json(t), "properties", "action", "request", "authentication"); a != nil {
+		t.Fatalf("authentication after null: %v", a)
+	}
+}
