@@ -43,6 +43,10 @@ func Compile(startTime string, rec *wire.JobRecurrence, created time.Time) (*Rul
 		r.anchor = created.In(r.loc)
 	}
 	r.tzFixed = isFixed(r.loc)
+	if r.tzFixed {
+		_, off := time.Unix(0, 0).In(r.loc).Zone()
+		r.fixedOff = int64(off)
+	}
 	if rec == nil {
 		if len(ps) > 0 {
 			return nil, ps

@@ -24,6 +24,7 @@ package recurrence
 import (
 	"math/bits"
 	"slices"
+	"strconv"
 	"time"
 	_ "time/tzdata" // zone data is embedded: no system tzdata needed (SPEC 3).
 )
@@ -50,7 +51,7 @@ func (f Frequency) String() string {
 	if f >= Minute && f <= Month {
 		return freqNames[f]
 	}
-	return "Frequency(" + itoa(int(f)) + ")"
+	return "Frequency(" + strconv.Itoa(int(f)) + ")"
 }
 
 // Duration is the nominal length of one bucket (a month counts as 31 days, a day as 24 hours),
@@ -99,7 +100,8 @@ type Rule struct {
 	hasStart  bool
 	anchor    time.Time // A, in loc
 	loc       *time.Location
-	tzFixed   bool // loc has no transitions (UTC or a fixed offset)
+	tzFixed   bool  // loc has no transitions (UTC or a fixed offset)
+	fixedOff  int64 // loc's offset in seconds when tzFixed
 
 	freq     Frequency
 	interval int64
@@ -273,6 +275,19 @@ func (r *Rule) Occurrences(now time.Time, done, n int) []time.Time {
 // nextCalendar is Next for Day, Week and Month: the earliest wall-clock candidate whose instant
 // is at or after cur.
 func (r *Rule) nextCalendar(cur time.Time) (time.Time, bool) {
+	if r.tzFixed {
+		// Wall clock and instants move together: the first wall candidate is the answer.
+		ws := cur.Unix() + r.fixedOff
+		if cur.Nanosecond() != 0 {
+			ws++
+		}
+		n := floorDiv(ws, secondsPerDay)
+		d, tod, ok := r.nextWall(n, ws-n*secondsPerDay)
+		if !ok {
+			return time.Time{}, false
+		}
+		return time.Unix(d*secondsPerDay+tod-r.fixedOff, 0).In(r.loc), true
+	}
 	scan := cur.In(r.loc)
 	if !r.tzFixed {
 		// Wall times in a spring-forward gap map to instants just after it: when cur lies within
@@ -498,26 +513,4 @@ func equalFold(a, b string) bool {
 		}
 	}
 	return true
-}
-
-func itoa(i int) string {
-	if i == 0 {
-		return "0"
-	}
-	neg := i < 0
-	if neg {
-		i = -i
-	}
-	var b [20]byte
-	p := len(b)
-	for i > 0 {
-		p--
-		b[p] = byte('0' + i%10)
-		i /= 10
-	}
-	if neg {
-		p--
-		b[p] = '-'
-	}
-	return string(b[p:])
 }

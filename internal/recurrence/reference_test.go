@@ -360,7 +360,7 @@ func checkCase(t *testing.T, c refCase) int {
 }
 
 func TestEngineMatchesReference(t *testing.T) {
-	cases := 300
+	cases := 1000
 	if s := os.Getenv("RECURRENCE_REFERENCE_CASES"); s != "" {
 		var err error
 		if cases, err = strconv.Atoi(s); err != nil {
