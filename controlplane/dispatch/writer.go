@@ -33,7 +33,7 @@ const maxRecordTries = 10
 // writer commits claims and records in batches: it takes what is queued (up to BatchSize of
 // each), commits the claims in one transaction and the records in another, reports to the
 // loop, and starts over. While it commits, new work queues up, so batches grow with load and a
-// lone fire is committed at once (no flush delay).
+// lone fire is committed at once (no flush delay). Claims have priority over records.
 func (d *Dispatcher) writer(ctx context.Context) {
 	wctx := context.WithoutCancel(ctx) // finish the last commits during shutdown
 	var (
@@ -58,7 +58,7 @@ func (d *Dispatcher) writer(ctx context.Context) {
 			add(o)
 		}
 	drain:
-		for len(claims) < d.cfg.BatchSize && len(records) < d.cfg.BatchSize && open {
+		for len(claims) < d.cfg.BatchSize && len(records) < 4*d.cfg.BatchSize && open {
 			select {
 			case o, ok := <-d.ops:
 				if !ok {
@@ -76,7 +76,9 @@ func (d *Dispatcher) writer(ctx context.Context) {
 			claims = claims[n:]
 			d.commitClaims(wctx, batch)
 		}
-		if len(records) > 0 {
+		// Claims go first (they start attempts: lateness), records when no claim waits or when
+		// they pile up.
+		if len(records) > 0 && (len(claims) == 0 || len(records) >= 4*d.cfg.BatchSize || !open) {
 			n := min(len(records), d.cfg.BatchSize)
 			batch := records[:n:n]
 			records = records[n:]
