@@ -1,0 +1,88 @@
+package dispatch_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/dispatch"
+	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/store"
+	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/store/faulty"
+)
+
+// recordAdvancing waits for the next record, moving the fake clock on in small steps so that the
+// writer's back-off timers fire.
+func (e *env) recordAdvancing(step time.Duration) store.AttemptRecord {
+	e.t.Helper()
+	deadline := time.After(wait)
+	for {
+		select {
+		case r := <-e.records:
+			return r
+		case <-deadline:
+			e.t.Fatal("no attempt was recorded")
+		case <-time.After(20 * time.Millisecond):
+			e.clock.Advance(step)
+		}
+	}
+}
+
+func TestFailedCommitsLoseNothing(t *testing.T) {
+	tg := newTarget(t)
+	var f *faulty.Driver
+	e := newEnv(t, t0, func(c *dispatch.Config) {
+		f = faulty.Wrap(c.Store)
+		c.Store = f
+	})
+	props := everyMinute(t0.Add(time.Minute))
+	props.Action = httpAction(tg.URL + "/f")
+	j := e.putJob("j", props, "Enabled")
+	e.start()
+	f.Fail("ExecutionClaimMany", 1)
+	f.Fail("AttemptRecordMany", 2)
+
+	e.clock.Set(t0.Add(time.Minute))
+	tg.none(t, 100*time.Millisecond) // the claim failed: nothing runs unclaimed
+	e.clock.Advance(time.Second)     // the claim is tried again
+	h := tg.next(t)
+	equal(t, "expected time", h.Header.Get("x-ms-scheduler-expected-execution-time"), "2026-06-01T09:01:00Z")
+	r := e.recordAdvancing(100 * time.Millisecond)
+	equal(t, "recorded tag", r.History.ExecutionTag, h.Header.Get("x-ms-execution-tag"))
+	equal(t, "record commits tried", f.Calls("AttemptRecordMany"), 3)
+	tg.none(t, 50*time.Millisecond) // the attempt itself was not repeated
+
+	equal(t, "history entries", len(e.history(j)), 1)
+	equal(t, "unfinished executions", len(e.unfinished()), 0)
+	got := e.job(j.ID)
+	equal(t, "execution count", got.Status.ExecutionCount, 1)
+	equal(t, "next", got.Status.NextExecutionTime, t0.Add(2*time.Minute))
+}
+
+func TestUnrecordedAttemptRunsAgainAfterRestartWithTheSameTag(t *testing.T) {
+	tg := newTarget(t)
+	var f *faulty.Driver
+	e := newEnv(t, t0, func(c *dispatch.Config) {
+		f = faulty.Wrap(c.Store)
+		c.Store = f
+	})
+	props := everyMinute(t0.Add(time.Minute))
+	props.Action = httpAction(tg.URL + "/again")
+	j := e.putJob("j", props, "Enabled")
+	e.start()
+	f.Fail("AttemptRecordMany", -1) // the database is gone for good: results cannot be stored
+
+	e.clock.Set(t0.Add(time.Minute))
+	first := tg.next(t).Header.Get("x-ms-execution-tag")
+	e.stop()
+	equal(t, "history while the store failed", len(e.history(j)), 0)
+
+	f.Clear("AttemptRecordMany")
+	e.start()
+	h := tg.next(t)
+	equal(t, "tag of the repeated attempt", h.Header.Get("x-ms-execution-tag"), first)
+	equal(t, "expected time of the repeated attempt", h.Header.Get("x-ms-scheduler-expected-execution-time"), "2026-06-01T09:01:00Z")
+	e.record()
+	hs := e.history(j)
+	equal(t, "history entries", len(hs), 1)
+	equal(t, "history tag", hs[0].ExecutionTag, first)
+	equal(t, "execution count (one occurrence)", e.job(j.ID).Status.ExecutionCount, 1)
+}

@@ -1,0 +1,94 @@
+// Package faulty wraps a real store.Driver and makes chosen calls fail, so tests can show what a
+// failed commit does (for the dispatcher: nothing is lost). It is a test aid around a real
+// driver, not a fake store: every call that is not failed goes to the wrapped driver.
+package faulty
+
+import (
+	"context"
+	"errors"
+	"sync"
+
+	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/store"
+)
+
+// ErrInjected is the error an injected fault returns.
+var ErrInjected = errors.New("injected fault")
+
+// Driver is a store.Driver that fails the calls it is told to.
+type Driver struct {
+	store.Driver
+	mu    sync.Mutex
+	fail  map[string]int // method name → failures left (-1: until cleared)
+	calls map[string]int
+}
+
+var _ store.Driver = (*Driver)(nil)
+
+// Wrap wraps d.
+func Wrap(d store.Driver) *Driver {
+	return &Driver{Driver: d, fail: map[string]int{}, calls: map[string]int{}}
+}
+
+// Fail makes the next n calls of method (such as "AttemptRecordMany") fail with ErrInjected
+// before reaching the wrapped driver; n < 0 fails every call until Clear.
+func (d *Driver) Fail(method string, n int) {
+	d.mu.Lock()
+	d.fail[method] = n
+	d.mu.Unlock()
+}
+
+// Clear stops failing method.
+func (d *Driver) Clear(method string) { d.Fail(method, 0) }
+
+// Calls returns how many times method was called (failed calls included).
+func (d *Driver) Calls(method string) int {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.calls[method]
+}
+
+func (d *Driver) check(method string) error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.calls[method]++
+	switch n := d.fail[method]; {
+	case n < 0:
+		return ErrInjected
+	case n > 0:
+		d.fail[method] = n - 1
+		return ErrInjected
+	}
+	return nil
+}
+
+// ExecutionClaimMany fails when told to, else claims.
+func (d *Driver) ExecutionClaimMany(ctx context.Context, params store.ExecutionClaimManyParams) ([]store.ExecutionClaimResult, error) {
+	if err := d.check("ExecutionClaimMany"); err != nil {
+		return nil, err
+	}
+	return d.Driver.ExecutionClaimMany(ctx, params)
+}
+
+// AttemptRecordMany fails when told to, else records.
+func (d *Driver) AttemptRecordMany(ctx context.Context, params store.AttemptRecordManyParams) ([]store.AttemptRecordResult, error) {
+	if err := d.check("AttemptRecordMany"); err != nil {
+		return nil, err
+	}
+	return d.Driver.AttemptRecordMany(ctx, params)
+}
+
+// JobGetByID fails when told to, else reads.
+func (d *Driver) JobGetByID(ctx context.Context, params store.JobGetByIDParams) (*store.Job, error) {
+	if err := d.check("JobGetByID"); err != nil {
+		return nil, err
+	}
+	return d.Driver.JobGetByID(ctx, params)
+}
+
+// JobListSchedulable fails when told to, else reads.
+func (d *Driver) JobListSchedulable(ctx context.Context, params store.JobListSchedulableParams) ([]*store.Job, error) {
+	if err := d.check("JobListSchedulable"); err != nil {
+		return nil, err
+	}
+	return d.Driver.JobListSchedulable(ctx, params)
+}
