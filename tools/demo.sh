@@ -76,7 +76,7 @@ echo "== tofu apply examples/demo"
 "$tofu" -chdir="$work/tf" apply -auto-approve -compact-warnings -var "receiver_url=$receiver"
 
 echo "== waiting for the jobs to fire (the every-minute job fires within a minute)"
-want=3
+want=2
 for _ in $(seq 1 150); do
   got=$(wc -l <"$work/receiver.log" 2>/dev/null || echo 0)
   [ "$got" -ge "$want" ] && break
