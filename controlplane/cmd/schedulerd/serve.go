@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"crypto/rand"
+	"crypto/tls"
 	"encoding/base64"
 	"errors"
 	"flag"
@@ -154,6 +155,14 @@ func serve(ctx context.Context, cfg *serveConfig, log *slog.Logger) error {
 	if err := os.MkdirAll(cfg.data, 0o700); err != nil {
 		return fmt.Errorf("data directory: %w", err)
 	}
+	var tlsConfig *tls.Config
+	if cfg.tlsCert != "" {
+		cert, err := tls.LoadX509KeyPair(cfg.tlsCert, cfg.tlsKey)
+		if err != nil {
+			return fmt.Errorf("tls: %w", err)
+		}
+		tlsConfig = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
+	}
 	admin, err := adminToken(cfg, log)
 	if err != nil {
 		return err
@@ -222,6 +231,7 @@ func serve(ctx context.Context, cfg *serveConfig, log *slog.Logger) error {
 		WriteTimeout:      60 * time.Second,
 		IdleTimeout:       120 * time.Second,
 		MaxHeaderBytes:    64 << 10,
+		TLSConfig:         tlsConfig,
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}
 	scheme := "http"
@@ -230,12 +240,14 @@ func serve(ctx context.Context, cfg *serveConfig, log *slog.Logger) error {
 	}
 	log.Info("schedulerd listening", "address", addr, "url", scheme+"://"+addr, "data", cfg.data, "database", dbPath)
 
+	runCtx, stopRun := context.WithCancel(ctx)
+	defer stopRun()
 	dispDone := make(chan error, 1)
-	go func() { dispDone <- disp.Run(ctx) }()
+	go func() { dispDone <- disp.Run(runCtx) }()
 	srvDone := make(chan error, 1)
 	go func() {
-		if cfg.tlsCert != "" {
-			srvDone <- srv.ServeTLS(ln, cfg.tlsCert, cfg.tlsKey)
+		if tlsConfig != nil {
+			srvDone <- srv.ServeTLS(ln, "", "")
 		} else {
 			srvDone <- srv.Serve(ln)
 		}
@@ -251,6 +263,7 @@ func serve(ctx context.Context, cfg *serveConfig, log *slog.Logger) error {
 		dispDone <- err
 		runErr = fmt.Errorf("dispatcher stopped: %w", err)
 	}
+	stopRun()
 	deadline, cancel := context.WithTimeout(context.WithoutCancel(ctx), shutdownGrace)
 	defer cancel()
 	if err := srv.Shutdown(deadline); err != nil {

@@ -322,3 +322,26 @@ func TestServeTLS(t *testing.T) {
 		t.Errorf("the log does not give the https URL:\n%s", logs.String())
 	}
 }
+
+// TestServeRefusesBadConfiguration: a daemon that cannot start says why and exits 1 at once.
+func TestServeRefusesBadConfiguration(t *testing.T) {
+	dir := t.TempDir()
+	missing := filepath.Join(dir, "missing.pem")
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--tls-cert", missing, "--tls-key", missing}, `"msg":"schedulerd stopped","error":"tls: open ` + missing},
+		{[]string{"--listen", "127.0.0.1:99999"}, `"msg":"schedulerd stopped","error":"listen: `},
+		{[]string{"--token", "sub=same", "--admin-token", "same"}, `equals the admin token`},
+	} {
+		var logs syncBuffer
+		args := append([]string{"serve", "--data", filepath.Join(dir, "data"), "--listen", "127.0.0.1:0"}, tc.args...)
+		if code := run(t.Context(), args, nil, io.Discard, &logs); code != 1 {
+			t.Errorf("%v: exit %d, want 1", tc.args, code)
+		}
+		if !strings.Contains(logs.String(), tc.want) {
+			t.Errorf("%v: log lacks %q:\n%s", tc.args, tc.want, logs.String())
+		}
+	}
+}
