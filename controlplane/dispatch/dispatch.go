@@ -79,6 +79,8 @@ type Config struct {
 
 	// OnRecord, when set, is called after each attempt record is committed (tests, tracing).
 	OnRecord func(store.AttemptRecord, store.AttemptRecordResult)
+	// OnPurge, when set, is called after each purge with the history entries and jobs deleted.
+	OnPurge func(history, jobs int64)
 }
 
 // Dispatcher fires jobs. Create it with New, start it with Run.

@@ -38,6 +38,9 @@ func (d *Dispatcher) purge(ctx context.Context) {
 		}
 		return
 	}
+	if d.cfg.OnPurge != nil {
+		d.cfg.OnPurge(h, j)
+	}
 	if h > 0 || j > 0 {
 		d.log.Info("purged", "history_entries", h, "jobs", j)
 	}
