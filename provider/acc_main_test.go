@@ -75,15 +75,19 @@ func startDaemon(dir string) (stop func(), addr string, err error) {
 	if err := cmd.Start(); err != nil {
 		return nil, "", err
 	}
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
+	exited := make(chan struct{})
+	var waitErr error
+	go func() {
+		waitErr = cmd.Wait()
+		close(exited)
+	}()
 	stop = func() {
 		_ = cmd.Process.Signal(syscall.SIGTERM)
 		select {
-		case <-done:
+		case <-exited:
 		case <-time.After(10 * time.Second):
 			_ = cmd.Process.Kill()
-			<-done
+			<-exited
 		}
 		_ = logFile.Close()
 		if os.Getenv("SCHEDULER_ACC_DAEMON_LOG") != "" {
@@ -99,9 +103,9 @@ func startDaemon(dir string) (stop func(), addr string, err error) {
 			return stop, strings.TrimSpace(string(b)), nil
 		}
 		select {
-		case err := <-done:
+		case <-exited:
 			b, _ := os.ReadFile(logFile.Name())
-			return nil, "", fmt.Errorf("schedulerd exited: %v\n%s", err, b)
+			return nil, "", fmt.Errorf("schedulerd exited: %v\n%s", waitErr, b)
 		case <-time.After(20 * time.Millisecond):
 		}
 	}

@@ -125,8 +125,10 @@ func (d *jobDataSource) Read(ctx context.Context, req datasource.ReadRequest, re
 	var m jobModel
 	m.fromWire(id, out, nil)
 	m.JobCollectionID, m.Name = collID, name
-	if live, _ := jobdef.CanonicalJobState(out.Properties.State); out.Properties != nil && live != "" {
-		m.State = types.StringValue(live)
+	if out.Properties != nil {
+		if live, ok := jobdef.CanonicalJobState(out.Properties.State); ok {
+			m.State = types.StringValue(live) // the data source shows the live state
+		}
 	}
 	resp.Diagnostics.Append(resp.State.Set(ctx, &m)...)
 }

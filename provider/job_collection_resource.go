@@ -180,13 +180,6 @@ func (r *jobCollectionResource) ValidateConfig(ctx context.Context, req resource
 	}
 }
 
-func (m *jobCollectionModel) collectionID(subscription string) client.CollectionID {
-	if id, err := client.ParseCollectionID(m.ID.ValueString()); err == nil && !m.ID.IsUnknown() {
-		return id
-	}
-	return client.CollectionID{Subscription: subscription, ResourceGroup: m.ResourceGroup.ValueString(), Name: m.Name.ValueString()}
-}
-
 func (m *jobCollectionModel) toWire(ctx context.Context) *wire.JobCollectionDefinition {
 	p := &wire.JobCollectionProperties{
 		Sku:   &wire.Sku{Name: canonical(str(m.Sku), skuNames)},

@@ -2,6 +2,7 @@ package provider
 
 import (
 	"context"
+	"strings"
 
 	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/path"
@@ -66,7 +67,7 @@ func validateJob(diags interface {
 	p, unknown := m.toWire()
 	_, problems := jobdef.Validate(p, c.Now())
 	for _, pr := range problems {
-		if unknown.covers(pr.Path) || schemaChecked(pr, p) {
+		if unknown.covers(pr.Path) || schemaChecked(pr) {
 			continue
 		}
 		ap := jobAttrPath(pr.Path, p)
@@ -80,18 +81,12 @@ func validateJob(diags interface {
 
 // schemaChecked reports problems the schema's own validators already report (an enum value that
 // is not allowed), so that they are not reported twice.
-func schemaChecked(pr wire.Problem, p *wire.JobProperties) bool {
-	for _, suffix := range []string{".type", ".method", ".retryType", "frequency", "state"} {
-		if len(pr.Path) >= len(suffix) && pr.Path[len(pr.Path)-len(suffix):] == suffix && containsNotOneOf(pr.Message) {
-			return true
-		}
+func schemaChecked(pr wire.Problem) bool {
+	if !strings.Contains(pr.Message, " is not one of ") {
+		return false
 	}
-	return false
-}
-
-func containsNotOneOf(msg string) bool {
-	for i := 0; i+len(" is not one of ") <= len(msg); i++ {
-		if msg[i:i+len(" is not one of ")] == " is not one of " {
+	for _, suffix := range []string{".type", ".method", ".retryType", "frequency", "state"} {
+		if strings.HasSuffix(pr.Path, suffix) {
 			return true
 		}
 	}
