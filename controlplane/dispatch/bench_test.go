@@ -132,7 +132,7 @@ func BenchmarkBurst10k(b *testing.B) {
 		st, box := benchSetup(b, jobs, sink.URL, due)
 		// Move the due time to just after loading: jobs are stored with next = due; start the
 		// dispatcher with a clock offset so that "now" reaches due 2 s after Run starts.
-		offset := due.Sub(time.Now()) - 2*time.Second
+		offset := time.Until(due) - 2*time.Second
 		clk := offsetClock{offset: offset}
 		cfg := dispatch.Config{Store: st, Secrets: box, Clock: clk, Workers: 256, MisfireThreshold: time.Hour}
 		b.StartTimer()

@@ -397,8 +397,8 @@ func TestShutdownWaitsForRunningAttempts(t *testing.T) {
 
 	e.cancel()
 	select {
-	case <-e.done:
-		t.Fatal("Run returned while an attempt was running")
+	case err := <-e.done:
+		t.Fatalf("Run returned (%v) while an attempt was running", err)
 	case <-time.After(50 * time.Millisecond):
 	}
 	close(block)

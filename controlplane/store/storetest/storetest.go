@@ -387,12 +387,12 @@ func testJobQuota(t *testing.T, d store.Driver) {
 func testJobQuotaRace(t *testing.T, d store.Driver) {
 	ctx := t.Context()
 	putCollection(t, d, "c", "Enabled")
-	const tries, max = 20, 5
+	const tries, limit = 20, 5
 	errs := make([]error, tries)
 	var wg sync.WaitGroup
 	for i := range tries {
 		wg.Go(func() {
-			_, _, errs[i] = d.JobPut(ctx, store.JobPutParams{Job: newJob("c", fmt.Sprintf("job-%02d", i), "Enabled", t0), MaxJobs: max, Now: t0})
+			_, _, errs[i] = d.JobPut(ctx, store.JobPutParams{Job: newJob("c", fmt.Sprintf("job-%02d", i), "Enabled", t0), MaxJobs: limit, Now: t0})
 		})
 	}
 	wg.Wait()
@@ -407,13 +407,13 @@ func testJobQuotaRace(t *testing.T, d store.Driver) {
 			t.Fatalf("put %d: %v", i, err)
 		}
 	}
-	equal(t, "successful creates", ok, max)
-	equal(t, "ErrQuota answers", quota, tries-max)
+	equal(t, "successful creates", ok, limit)
+	equal(t, "ErrQuota answers", quota, tries-limit)
 	n, err := d.JobCount(ctx, store.JobCountParams{Collection: collectionKey("c")})
 	if err != nil {
 		t.Fatal(err)
 	}
-	equal(t, "count", n, max)
+	equal(t, "count", n, limit)
 }
 
 // claim claims one occurrence of j and fails the test on any error.
