@@ -362,3 +362,53 @@ func checkJobDestroyed(t *testing.T, id client.JobID) resource.TestCheckFunc {
 		return fmt.Errorf("job %s still exists after destroy (err %v)", id, err)
 	}
 }
+
+// A job that already exists is not overwritten by a create: the error says to import it.
+func TestAccJob_existingJobMustBeImported(t *testing.T) {
+	coll := acctest.RandomWithPrefix("jc")
+	id := client.JobID{CollectionID: client.CollectionID{Subscription: DefaultSubscriptionID, ResourceGroup: "default", Name: coll}, Name: "taken"}
+	collection := fmt.Sprintf(`
+resource "scheduler_job_collection" "test" {
+  name = %q
+}
+`, coll)
+	job := collection + `
+resource "scheduler_job" "test" {
+  job_collection_id = scheduler_job_collection.test.id
+  name              = "taken"
+  start_time        = "2030-01-01T00:00:00Z"
+  action = {
+    type    = "Http"
+    request = { uri = "http://example.com/mine", method = "GET" }
+  }
+}
+`
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: protoV6Factories(),
+		Steps: []resource.TestStep{
+			{Config: collection},
+			{
+				PreConfig: func() {
+					_, err := testClient(t).JobPut(context.Background(), id, &wire.JobDefinition{Properties: &wire.JobProperties{
+						StartTime: "2030-01-01T00:00:00Z",
+						Action:    &wire.JobAction{Type: "Http", Request: &wire.HTTPRequest{URI: "http://example.com/theirs", Method: "GET"}},
+					}})
+					if err != nil {
+						t.Fatalf("create outside Terraform: %v", err)
+					}
+				},
+				Config:      job,
+				ExpectError: messageRE("Import the existing job instead of creating it"),
+			},
+			{ // and it was left as it was
+				Config: collection,
+				Check: checkJob(t, id, func(p *wire.JobProperties) error {
+					if p.Action.Request.URI != "http://example.com/theirs" {
+						return fmt.Errorf("uri %s: the existing job was overwritten", p.Action.Request.URI)
+					}
+					return nil
+				}),
+			},
+		},
+	})
+}
