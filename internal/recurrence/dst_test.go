@@ -114,3 +114,27 @@ func TestWallToInstant(t *testing.T) {
 		}
 	}
 }
+
+// Every 2 elapsed hours from midnight CET reaches only even wall hours in winter and only odd ones
+// in summer: {"hours":[3]} fires every summer day at 03:00 CEST and never in winter. Not a rule
+// that can never fire.
+func TestElapsedHoursMeetAFilterOnlyInSummer(t *testing.T) {
+	rec := &wire.JobRecurrence{Frequency: "Hour", Interval: intp(2), TimeZone: "Europe/Berlin", Schedule: &wire.JobRecurrenceSchedule{Hours: []int{3}}}
+	r := mustCompile(t, "2015-01-01T00:00:00", rec, time.Time{})
+	spring := time.Date(2015, 1, 1, 0, 0, 0, 0, time.UTC)
+	want := utc(t, "2015-03-29T01:00:00Z", "2015-03-30T01:00:00Z", "2015-03-31T01:00:00Z")
+	if got := r.Occurrences(spring, 0, 3); format(got) != format(want) {
+		t.Errorf("spring: got %s, want %s", format(got), format(want))
+	}
+	fall := time.Date(2015, 10, 23, 0, 0, 0, 0, time.UTC)
+	want = utc(t, "2015-10-23T01:00:00Z", "2015-10-24T01:00:00Z", "2016-03-27T01:00:00Z")
+	if got := r.Occurrences(fall, 0, 3); format(got) != format(want) {
+		t.Errorf("fall: got %s, want %s", format(got), format(want))
+	}
+	// In UTC the same rule can never fire.
+	rec.TimeZone = ""
+	if _, err := Compile("2015-01-01T00:00:00Z", rec, time.Time{}); err == nil ||
+		err.Error() != "recurrence.schedule: the rule can never fire: no hour it reaches from 2015-01-01T00:00:00Z (every 2) has a matching day and time" {
+		t.Errorf("UTC: Compile error = %v", err)
+	}
+}
