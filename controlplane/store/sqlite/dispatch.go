@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/store"
 )
@@ -122,6 +123,40 @@ func (d *Driver) ExecutionListUnfinished(ctx context.Context, params store.Execu
 	return out, nil
 }
 
+// historyColumnsN is the number of values of one history row; historyChunk rows go in one
+// INSERT (one statement per chunk instead of one per row).
+const (
+	historyColumnsN = 11
+	historyChunk    = 64
+	historyInsert   = `INSERT INTO history (job_id, execution_id, execution_tag, action_name, status, message, retry_count,
+		repeat_count, expected_execution_time, start_time, end_time) VALUES `
+	historyRow = `(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+)
+
+func historyInsertOf(n int) string {
+	return historyInsert + strings.TrimSuffix(strings.Repeat(historyRow+", ", n), ", ")
+}
+
+// insertHistory inserts history rows (historyColumnsN values each), in order.
+func (d *Driver) insertHistory(ctx context.Context, tx *sql.Tx, rows []any) error {
+	full := d.stmt(ctx, tx, "record.history64")
+	for len(rows) > 0 {
+		n := min(len(rows)/historyColumnsN, historyChunk)
+		chunk := rows[:n*historyColumnsN]
+		rows = rows[n*historyColumnsN:]
+		var err error
+		if n == historyChunk {
+			_, err = full.ExecContext(ctx, chunk...)
+		} else {
+			_, err = tx.ExecContext(ctx, historyInsertOf(n), chunk...)
+		}
+		if err != nil {
+			return fmt.Errorf("history insert: %w", err)
+		}
+	}
+	return nil
+}
+
 // Statements of the dispatcher's batch methods, prepared once on the writer connection.
 var writerStatements = map[string]string{
 	"claim.scheduled": `UPDATE jobs SET next_execution_time = ?, execution_count = execution_count + 1,
@@ -135,10 +170,9 @@ var writerStatements = map[string]string{
 	"claim.insert": `INSERT INTO executions
 		(job_id, tag, scheduled, repeat_count, missed, manual, phase, attempt, due_at, claimed_at)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`,
-	"record.finish": `DELETE FROM executions WHERE id = ? AND job_id = ? RETURNING id`,
-	"record.next":   `UPDATE executions SET phase = ?, attempt = ?, due_at = ? WHERE id = ? AND job_id = ? RETURNING id`,
-	"record.history": `INSERT INTO history (job_id, execution_id, execution_tag, action_name, status, message, retry_count, repeat_count,
-		expected_execution_time, start_time, end_time) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+	"record.finish":    `DELETE FROM executions WHERE id = ? AND job_id = ? RETURNING id`,
+	"record.next":      `UPDATE executions SET phase = ?, attempt = ?, due_at = ? WHERE id = ? AND job_id = ? RETURNING id`,
+	"record.history64": historyInsertOf(historyChunk),
 	"record.job": `UPDATE jobs SET failure_count = failure_count + ?, faulted_count = faulted_count + ?,
 		consecutive_faults = CASE WHEN ? THEN consecutive_faults + 1 WHEN ? THEN 0 ELSE consecutive_faults END,
 		version = version + 1 WHERE id = ? RETURNING version, state, consecutive_faults, next_execution_time`,
@@ -170,8 +204,8 @@ func (d *Driver) AttemptRecordMany(ctx context.Context, params store.AttemptReco
 	now := nanos(params.Now)
 	err := d.tx(ctx, func(tx *sql.Tx) error {
 		finish, next := d.stmt(ctx, tx, "record.finish"), d.stmt(ctx, tx, "record.next")
-		history, job := d.stmt(ctx, tx, "record.history"), d.stmt(ctx, tx, "record.job")
-		others, final := d.stmt(ctx, tx, "record.others"), d.stmt(ctx, tx, "record.final")
+		job, others, final := d.stmt(ctx, tx, "record.job"), d.stmt(ctx, tx, "record.others"), d.stmt(ctx, tx, "record.final")
+		var rows []any // history rows, inserted together at the end
 		for i, r := range params.Records {
 			var id int64
 			var err error
@@ -188,11 +222,8 @@ func (d *Driver) AttemptRecordMany(ctx context.Context, params store.AttemptReco
 				return err
 			}
 			h := r.History
-			_, err = history.ExecContext(ctx, r.JobID, r.ExecutionID, h.ExecutionTag, h.ActionName, h.Status, h.Message,
+			rows = append(rows, r.JobID, r.ExecutionID, h.ExecutionTag, h.ActionName, h.Status, h.Message,
 				h.RetryCount, h.RepeatCount, nanos(h.ExpectedExecutionTime), nanos(h.StartTime), nanos(h.EndTime))
-			if err != nil {
-				return err
-			}
 			if !r.Failure && !r.Finished {
 				continue // the job is untouched
 			}
@@ -230,7 +261,7 @@ func (d *Driver) AttemptRecordMany(ctx context.Context, params store.AttemptReco
 				out[i].State = to
 			}
 		}
-		return nil
+		return d.insertHistory(ctx, tx, rows)
 	})
 	if err != nil {
 		return nil, fmt.Errorf("attempt record: %w", err)
