@@ -85,18 +85,18 @@ type Config struct {
 
 // Dispatcher fires jobs. Create it with New, start it with Run.
 type Dispatcher struct {
-	cfg    Config
-	store  store.Driver
-	clock  clock.Clock
-	box    *secret.Box
-	log    *slog.Logger
-	exec   *action.Executor
-	m      *metrics
-	ready  atomic.Bool
-	tasks  *taskQueue
-	ops    chan op
-	inbox  inbox
-	loopMu sync.Mutex // held by the running loop: Run is not re-entrant
+	cfg   Config
+	store store.Driver
+	clock clock.Clock
+	box   *secret.Box
+	log   *slog.Logger
+	exec  *action.Executor
+	m     *metrics
+	ready atomic.Bool
+	tasks *taskQueue
+	ops   chan op
+	inbox inbox
+	ran   atomic.Bool // Run runs once per Dispatcher
 	// pendingClaims counts claims sent to the writer and not yet answered (for the backlog gauge).
 	pendingClaims atomic.Int64
 }
@@ -207,15 +207,14 @@ func (d *Dispatcher) RunNow(ctx context.Context, jobID int64) error {
 	return nil
 }
 
-// Run loads the schedule and fires jobs until ctx is done. On return no attempt is running and
-// every finished attempt is recorded: on shutdown it starts no new attempt and waits up to
-// ShutdownGrace for running ones (an attempt cut short is not recorded; its execution stays
-// claimed and runs again, with the same tag, on the next start).
+// Run loads the schedule and fires jobs until ctx is done; it may be called once. On return no
+// attempt is running and every finished attempt is recorded: on shutdown it starts no new
+// attempt and waits up to ShutdownGrace for running ones (an attempt cut short is not recorded;
+// its execution stays claimed and runs again, with the same tag, on the next start).
 func (d *Dispatcher) Run(ctx context.Context) error {
-	if !d.loopMu.TryLock() {
-		return errors.New("dispatch: Run is already running")
+	if !d.ran.CompareAndSwap(false, true) {
+		return errors.New("dispatch: Run was already called on this dispatcher")
 	}
-	defer d.loopMu.Unlock()
 
 	l := newLoop(d)
 	if err := l.load(ctx); err != nil {

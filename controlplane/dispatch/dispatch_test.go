@@ -446,3 +446,22 @@ func TestShutdownGraceCutsAttemptsShortAndKeepsTheClaim(t *testing.T) {
 		}
 	}
 }
+
+func TestScheduleChangeAtTheSameInstantRecompilesTheRule(t *testing.T) {
+	tg := newTarget(t)
+	e := newEnv(t, t0, nil)
+	props := everyMinute(t0.Add(time.Minute))
+	props.Action = httpAction(tg.URL + "/s")
+	j := e.putJob("j", props, "Enabled")
+	e.start()
+	hourly := wire.JobProperties{
+		StartTime:  t0.Add(2 * time.Minute).Format(time.RFC3339),
+		Recurrence: &wire.JobRecurrence{Frequency: "Hour", Interval: intp(1)},
+		Action:     httpAction(tg.URL + "/s"),
+	}
+	e.putJob("j", hourly, "Enabled") // same clock instant as the creation
+	e.clock.Set(t0.Add(2 * time.Minute))
+	equal(t, "first of the new schedule", tg.next(t).Header.Get("x-ms-scheduler-expected-execution-time"), "2026-06-01T09:02:00Z")
+	e.record()
+	equal(t, "next from the new rule", e.job(j.ID).Status.NextExecutionTime, t0.Add(time.Hour+2*time.Minute))
+}

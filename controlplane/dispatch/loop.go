@@ -4,6 +4,7 @@ import (
 	"container/heap"
 	"context"
 	"errors"
+	"reflect"
 	"sync"
 	"time"
 
@@ -186,8 +187,8 @@ func (l *loop) put(j *store.Job) {
 		return
 	}
 	var rule *recurrence.Rule
-	if old != nil && old.rule != nil && old.job.UpdatedAt.Equal(j.UpdatedAt) {
-		rule = old.rule // only the dispatcher's own writes happened: same definition
+	if old != nil && old.rule != nil && sameSchedule(old.job, j) {
+		rule = old.rule // compiled rules are cached until the schedule itself changes
 	} else {
 		r, err := recurrence.Compile(j.Properties.StartTime, j.Properties.Recurrence, j.CreatedAt)
 		if err != nil {
@@ -447,4 +448,10 @@ func (l *loop) recorded(ev event) {
 			e.version = res.Version
 		}
 	}
+}
+
+// sameSchedule reports whether two versions of a job compile to the same rule.
+func sameSchedule(a, b *store.Job) bool {
+	return a.Properties.StartTime == b.Properties.StartTime && a.CreatedAt.Equal(b.CreatedAt) &&
+		reflect.DeepEqual(a.Properties.Recurrence, b.Properties.Recurrence)
 }
