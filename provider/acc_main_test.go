@@ -26,6 +26,9 @@ import (
 
 const accToken = "acceptance-test-token"
 
+// envDaemonBinary names the schedulerd binary TestMain built, for tests that start their own.
+const envDaemonBinary = "SCHEDULER_ACC_SCHEDULERD"
+
 func TestMain(m *testing.M) {
 	os.Exit(runTests(m))
 }
@@ -40,7 +43,18 @@ func runTests(m *testing.M) int {
 		return 1
 	}
 	defer func() { _ = os.RemoveAll(dir) }()
-	stop, addr, err := startDaemon(dir)
+	bin := filepath.Join(dir, "schedulerd")
+	build := exec.Command("go", "build", "-o", bin, "./controlplane/cmd/schedulerd")
+	build.Dir = ".." // the module root
+	if out, err := build.CombinedOutput(); err != nil {
+		fmt.Fprintf(os.Stderr, "acceptance tests: go build schedulerd: %v\n%s", err, out)
+		return 1
+	}
+	if err := os.Setenv(envDaemonBinary, bin); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	stop, addr, err := startDaemon(bin, dir)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "acceptance tests: cannot start schedulerd:", err)
 		return 1
@@ -57,20 +71,16 @@ func runTests(m *testing.M) int {
 	return m.Run()
 }
 
-// startDaemon builds and starts schedulerd in dir; it returns how to stop it and its address.
-func startDaemon(dir string) (stop func(), addr string, err error) {
-	bin := filepath.Join(dir, "schedulerd")
-	build := exec.Command("go", "build", "-o", bin, "./controlplane/cmd/schedulerd")
-	build.Dir = ".." // the module root
-	if out, err := build.CombinedOutput(); err != nil {
-		return nil, "", fmt.Errorf("go build: %w\n%s", err, out)
-	}
+// startDaemon starts the schedulerd binary bin with its data in dir and extra flags; it returns
+// how to stop it and its address.
+func startDaemon(bin, dir string, extra ...string) (stop func(), addr string, err error) {
 	data := filepath.Join(dir, "data")
 	logFile, err := os.Create(filepath.Join(dir, "schedulerd.log"))
 	if err != nil {
 		return nil, "", err
 	}
-	cmd := exec.Command(bin, "serve", "--listen", "127.0.0.1:0", "--data", data, "--admin-token", accToken, "--log-level", "warn")
+	args := append([]string{"serve", "--listen", "127.0.0.1:0", "--data", data, "--admin-token", accToken, "--log-level", "warn"}, extra...)
+	cmd := exec.Command(bin, args...)
 	cmd.Stdout, cmd.Stderr = logFile, logFile
 	if err := cmd.Start(); err != nil {
 		return nil, "", err
