@@ -20,33 +20,6 @@ import (
 
 // These tests run schedulerd as a real process on a real data directory and kill it.
 
-var crashBuild struct {
-	once sync.Once
-	path string
-	err  error
-}
-
-// crashBinary builds schedulerd once for the process tests.
-func crashBinary(t *testing.T) string {
-	t.Helper()
-	crashBuild.once.Do(func() {
-		dir, err := os.MkdirTemp("", "schedulerd-bin-")
-		if err != nil {
-			crashBuild.err = err
-			return
-		}
-		crashBuild.path = filepath.Join(dir, "schedulerd")
-		out, err := exec.Command("go", "build", "-o", crashBuild.path, ".").CombinedOutput()
-		if err != nil {
-			crashBuild.err = fmt.Errorf("go build: %w\n%s", err, out)
-		}
-	})
-	if crashBuild.err != nil {
-		t.Fatal(crashBuild.err)
-	}
-	return crashBuild.path
-}
-
 // crashDaemon is one schedulerd process.
 type crashDaemon struct {
 	cmd    *exec.Cmd
@@ -55,7 +28,7 @@ type crashDaemon struct {
 	log    string
 }
 
-func crashStart(t *testing.T, dataDir, token string) *crashDaemon {
+func crashStart(t *testing.T, bin, dataDir, token string) *crashDaemon {
 	t.Helper()
 	_ = os.Remove(filepath.Join(dataDir, "listen-address"))
 	logPath := filepath.Join(dataDir, fmt.Sprintf("schedulerd-%d.log", time.Now().UnixNano()))
@@ -63,7 +36,7 @@ func crashStart(t *testing.T, dataDir, token string) *crashDaemon {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(crashBinary(t), "serve", "--listen", "127.0.0.1:0", "--data", dataDir, "--admin-token", token)
+	cmd := exec.Command(bin, "serve", "--listen", "127.0.0.1:0", "--data", dataDir, "--admin-token", token)
 	cmd.Stdout, cmd.Stderr = logFile, logFile
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -73,7 +46,7 @@ func crashStart(t *testing.T, dataDir, token string) *crashDaemon {
 	t.Cleanup(func() {
 		if cmd.ProcessState == nil {
 			_ = cmd.Process.Kill()
-			<-d.done
+			_ = <-d.done
 		}
 	})
 	deadline := time.Now().Add(30 * time.Second)
@@ -203,7 +176,8 @@ func TestSIGKILLLosesNoOccurrence(t *testing.T) {
 	const token = "crash-test-token"
 	const jobs = 30
 	recv := newCrashReceiver(t)
-	d := crashStart(t, dataDir, token)
+	bin := daemonBinary(t)
+	d := crashStart(t, bin, dataDir, token)
 	coll, due := crashJobs(t, d.client, recv.srv.URL, jobs)
 
 	// Kill once some deliveries are in flight (the receiver has not answered any yet) and the
@@ -212,11 +186,11 @@ func TestSIGKILLLosesNoOccurrence(t *testing.T) {
 	if err := d.cmd.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
-	<-d.done
+	_ = <-d.done // killed: the exit status is the signal
 	inFlight := recv.snapshot()
 	close(recv.gate) // from now on the receiver answers at once
 
-	d2 := crashStart(t, dataDir, token)
+	d2 := crashStart(t, bin, dataDir, token)
 	ctx := context.Background()
 	deadline := time.Now().Add(60 * time.Second)
 	for {
@@ -300,58 +274,4 @@ func hasCompleted(hist []wire.JobHistoryDefinition) bool {
 		}
 	}
 	return false
-}
-
-// TestSIGTERMFinishesInFlightAttempts stops the daemon while attempts are in flight: it must
-// exit within 10 s, after recording them, so a restart repeats none.
-func TestSIGTERMFinishesInFlightAttempts(t *testing.T) {
-	dataDir := t.TempDir()
-	const token = "term-test-token"
-	recv := newCrashReceiver(t)
-	d := crashStart(t, dataDir, token)
-	coll, due := crashJobs(t, d.client, recv.srv.URL, 3)
-	recv.waitArrivals(t, 1, 30*time.Second)
-
-	start := time.Now()
-	if err := d.cmd.Process.Signal(syscall.SIGTERM); err != nil {
-		t.Fatal(err)
-	}
-	// Answer the held requests a moment after the signal: the daemon must wait for them.
-	time.AfterFunc(time.Second, func() { close(recv.gate) })
-	select {
-	case err := <-d.done:
-		if err != nil {
-			logText, _ := os.ReadFile(d.log)
-			t.Fatalf("schedulerd exited with %v after SIGTERM; log:\n%s", err, logText)
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("schedulerd did not exit within 10s of SIGTERM")
-	}
-	t.Logf("exited %s after SIGTERM", time.Since(start).Round(time.Millisecond))
-	before := recv.snapshot()
-
-	d2 := crashStart(t, dataDir, token)
-	ctx := context.Background()
-	for name := range before {
-		if len(before[name]) == 0 {
-			continue
-		}
-		hist, err := d2.client.HistoryList(ctx, client.HistoryListParams{Job: client.JobID{CollectionID: coll, Name: name}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !hasCompleted(hist) {
-			t.Errorf("%s: the attempt in flight at SIGTERM was not recorded as Completed: %+v", name, hist)
-		}
-	}
-	// Wait until the jobs not yet delivered are, then check nothing was repeated.
-	deadline := time.Now().Add(30 * time.Second)
-	for len(recv.snapshot()) < len(due) && time.Now().Before(deadline) {
-		recv.waitArrivals(t, 1, time.Until(deadline))
-	}
-	for name, ds := range recv.snapshot() {
-		if len(ds) != 1 {
-			t.Errorf("%s delivered %d times, want once: %+v", name, len(ds), ds)
-		}
-	}
 }
