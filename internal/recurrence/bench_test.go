@@ -208,3 +208,34 @@ func mustCompileB(b *testing.B, start string, rec *wire.JobRecurrence) *Rule {
 	}
 	return r
 }
+
+// BenchmarkCompile is validation: the seed job's rule, and the costliest kind of rule to reject,
+// a Minute rule whose filters its period never meets (searched over 400 days).
+func BenchmarkCompile(b *testing.B) {
+	odd := make([]int, 0, 30)
+	for m := 1; m < 60; m += 2 {
+		odd = append(odd, m)
+	}
+	cases := []struct {
+		name, start string
+		rec         *wire.JobRecurrence
+		valid       bool
+	}{
+		{"seed-job", "2012-08-04T00:00Z", &wire.JobRecurrence{Frequency: "week", Count: intp(10), EndTime: "2012-11-04",
+			Schedule: &wire.JobRecurrenceSchedule{WeekDays: []string{"monday", "wednesday", "friday"}, Hours: []int{10, 22}}}, true},
+		{"never-fires-minute", "2015-04-07T14:24:00", &wire.JobRecurrence{Frequency: "Minute", Interval: intp(2), TimeZone: "Europe/Berlin",
+			Schedule: &wire.JobRecurrenceSchedule{Minutes: odd}}, false},
+		{"never-fires-month", "2015-02-10T08:00:00Z", &wire.JobRecurrence{Frequency: "Month", Interval: intp(12),
+			Schedule: &wire.JobRecurrenceSchedule{MonthDays: []int{30}}}, false},
+	}
+	for _, c := range cases {
+		b.Run(c.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := Compile(c.start, c.rec, benchNow); (err == nil) != c.valid {
+					b.Fatalf("Compile: %v", err)
+				}
+			}
+		})
+	}
+}
