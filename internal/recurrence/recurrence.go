@@ -22,6 +22,7 @@
 package recurrence
 
 import (
+	"iter"
 	"math/bits"
 	"slices"
 	"strconv"
@@ -226,6 +227,20 @@ func (r *Rule) Next(t time.Time) (time.Time, bool) {
 		return time.Time{}, false
 	}
 	return at, true
+}
+
+// After iterates over the candidates strictly after t, in order, as Next would return them one
+// by one (endTime applies, count does not). It stops when there are none left or the loop breaks.
+func (r *Rule) After(t time.Time) iter.Seq[time.Time] {
+	return func(yield func(time.Time) bool) {
+		for {
+			at, ok := r.Next(t)
+			if !ok || !yield(at) {
+				return
+			}
+			t = at
+		}
+	}
 }
 
 // Occurrences returns up to n executions of a job created (or last updated) at now that has

@@ -201,3 +201,22 @@ func TestSeedScheduleExamples(t *testing.T) {
 		})
 	}
 }
+
+func TestAfterIterates(t *testing.T) {
+	r := mustCompile(t, "2015-04-07T14:00:00Z", &wire.JobRecurrence{Frequency: "Day", Interval: intp(2), EndTime: "2015-04-13T14:00:00Z"}, time.Time{})
+	var got []time.Time
+	for at := range r.After(time.Date(2015, 4, 8, 13, 0, 0, 0, time.UTC)) {
+		got = append(got, at)
+	}
+	if want := utc(t, "2015-04-09T14:00:00Z", "2015-04-11T14:00:00Z", "2015-04-13T14:00:00Z"); format(got) != format(want) {
+		t.Errorf("got %s, want %s", format(got), format(want))
+	}
+	got = got[:0]
+	for at := range r.After(time.Date(2015, 4, 8, 13, 0, 0, 0, time.UTC)) {
+		got = append(got, at)
+		break
+	}
+	if len(got) != 1 || !got[0].Equal(utc(t, "2015-04-09T14:00:00Z")[0]) {
+		t.Errorf("break after the first: got %s", format(got))
+	}
+}
