@@ -23,6 +23,12 @@ import (
 // benchSetup opens a store with n one-shot Http jobs to sink, all due at due.
 func benchSetup(b *testing.B, n int, sink string, due time.Time) (*sqlite.Driver, *secret.Box) {
 	b.Helper()
+	return benchSetupEach(b, n, func(int) string { return sink }, func(int) time.Time { return due })
+}
+
+// benchSetupEach opens a store with n one-shot Http jobs; job i goes to uri(i) at due(i).
+func benchSetupEach(b *testing.B, n int, uri func(int) string, dueOf func(int) time.Time) (*sqlite.Driver, *secret.Box) {
+	b.Helper()
 	ctx := b.Context()
 	st, err := sqlite.Open(ctx, filepath.Join(b.TempDir(), "scheduler.db"))
 	if err != nil {
@@ -42,6 +48,7 @@ func benchSetup(b *testing.B, n int, sink string, due time.Time) (*sqlite.Driver
 		b.Fatal(err)
 	}
 	for i := range n {
+		due, sink := dueOf(i), uri(i)
 		if _, _, err := st.JobPut(ctx, store.JobPutParams{Now: time.Now(), Job: store.Job{
 			Key:   store.JobKey{CollectionKey: ck, Name: fmt.Sprintf("job-%07d", i)},
 			State: "Enabled",
@@ -57,10 +64,11 @@ func benchSetup(b *testing.B, n int, sink string, due time.Time) (*sqlite.Driver
 	return st, box
 }
 
-func newSink(b *testing.B, onHit func()) *httptest.Server {
+// newSink is a local HTTP target answering 204 after calling onHit.
+func newSink(b *testing.B, onHit func(*http.Request)) *httptest.Server {
 	b.Helper()
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
-		onHit()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		onHit(r)
 		w.WriteHeader(http.StatusNoContent)
 	}))
 	b.Cleanup(srv.Close)
@@ -92,7 +100,7 @@ func runUntil(b *testing.B, cfg dispatch.Config, done <-chan struct{}) {
 // commits), fired at a local HTTP sink over keep-alive, and recorded (history, counters, job
 // completed) durably. The figure is fires/s.
 func BenchmarkFires(b *testing.B) {
-	sink := newSink(b, func() {})
+	sink := newSink(b, func(*http.Request) {})
 	due := time.Now().Add(-time.Second)
 	st, box := benchSetup(b, b.N, sink.URL, due)
 	var recorded atomic.Int64
@@ -120,7 +128,7 @@ func BenchmarkBurst10k(b *testing.B) {
 			times []time.Time
 		)
 		done := make(chan struct{})
-		sink := newSink(b, func() {
+		sink := newSink(b, func(*http.Request) {
 			mu.Lock()
 			times = append(times, time.Now())
 			if len(times) == jobs {
@@ -142,5 +150,45 @@ func BenchmarkBurst10k(b *testing.B) {
 		realDue := due.Add(-offset)
 		b.ReportMetric(times[len(times)-1].Sub(realDue).Seconds(), "s_to_start_all")
 		b.ReportMetric(times[len(times)*99/100].Sub(realDue).Seconds(), "s_p99_lateness")
+	}
+}
+
+// BenchmarkLateness1000PerSecond fires 5,000 jobs due 1 ms apart (1,000 fires/s for 5 s) and
+// reports the lateness (due time to the sink receiving the request) at p50, p99 and max.
+func BenchmarkLateness1000PerSecond(b *testing.B) {
+	const jobs = 5000
+	for range b.N {
+		b.StopTimer()
+		var (
+			mu   sync.Mutex
+			late []time.Duration
+		)
+		done := make(chan struct{})
+		var offset time.Duration
+		base := time.Now().Add(time.Hour)
+		sink := newSink(b, func(r *http.Request) {
+			arrived := time.Now()
+			var i int
+			if _, err := fmt.Sscanf(r.URL.Path, "/%d", &i); err != nil {
+				b.Error(err)
+			}
+			mu.Lock()
+			late = append(late, arrived.Sub(base.Add(time.Duration(i)*time.Millisecond).Add(-offset)))
+			if len(late) == jobs {
+				close(done)
+			}
+			mu.Unlock()
+		})
+		st, box := benchSetupEach(b, jobs, func(i int) string { return fmt.Sprintf("%s/%d", sink.URL, i) },
+			func(i int) time.Time { return base.Add(time.Duration(i) * time.Millisecond) })
+		offset = time.Until(base) - 2*time.Second
+		cfg := dispatch.Config{Store: st, Secrets: box, Clock: offsetClock{offset: offset}, Workers: 256, MisfireThreshold: time.Hour}
+		b.StartTimer()
+		runUntil(b, cfg, done)
+		b.StopTimer()
+		sort.Slice(late, func(i, j int) bool { return late[i] < late[j] })
+		b.ReportMetric(late[len(late)/2].Seconds()*1000, "ms_p50_lateness")
+		b.ReportMetric(late[len(late)*99/100].Seconds()*1000, "ms_p99_lateness")
+		b.ReportMetric(late[len(late)-1].Seconds()*1000, "ms_max_lateness")
 	}
 }

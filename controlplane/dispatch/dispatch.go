@@ -11,7 +11,8 @@
 // can repeat an attempt but never drop an occurrence.
 //
 // Next occurrences are computed from the scheduled time, never from when the previous execution
-// ran, so schedules do not drift. An occurrence found late by more than the misfire threshold
+// ran, so schedules do not drift. Occurrences are claimed up to Lookahead before they are due and
+// their attempts start at the due time, so commit latency does not add to lateness. An occurrence found late by more than the misfire threshold
 // (after downtime or overload) is coalesced with every later due one into a single execution,
 // whose expected time is the latest of them and whose first history entry says how many were
 // missed.
@@ -40,6 +41,7 @@ import (
 // Defaults of Config.
 const (
 	DefaultMisfireThreshold = 60 * time.Second
+	DefaultLookahead        = 500 * time.Millisecond
 	DefaultFaultedAfter     = 10
 	DefaultWorkers          = 256
 	DefaultBatchSize        = 256
@@ -67,6 +69,10 @@ type Config struct {
 	OAuthAuthority string
 
 	MisfireThreshold time.Duration // occurrences later than this are coalesced (60 s)
+	// Lookahead is how long before its due time an occurrence is claimed, so that the claim's
+	// commit is not part of its lateness: the attempt itself still starts at the due time
+	// (500 ms; negative: claim only when due).
+	Lookahead time.Duration
 	FaultedAfter     int           // consecutive faulted occurrences that make a job Faulted (10)
 	Workers          int           // concurrent attempts (256)
 	Region           string        // x-ms-scheduler-execution-region
@@ -117,6 +123,12 @@ func New(cfg Config) (*Dispatcher, error) {
 	}
 	if cfg.MisfireThreshold <= 0 {
 		cfg.MisfireThreshold = DefaultMisfireThreshold
+	}
+	switch {
+	case cfg.Lookahead == 0:
+		cfg.Lookahead = DefaultLookahead
+	case cfg.Lookahead < 0:
+		cfg.Lookahead = 0
 	}
 	if cfg.FaultedAfter <= 0 {
 		cfg.FaultedAfter = DefaultFaultedAfter

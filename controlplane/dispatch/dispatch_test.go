@@ -465,3 +465,30 @@ func TestScheduleChangeAtTheSameInstantRecompilesTheRule(t *testing.T) {
 	e.record()
 	equal(t, "next from the new rule", e.job(j.ID).Status.NextExecutionTime, t0.Add(time.Hour+2*time.Minute))
 }
+
+func TestClaimsAheadButStartsWhenDue(t *testing.T) {
+	tg := newTarget(t)
+	e := newEnv(t, t0, nil) // Lookahead 500 ms
+	props := everyMinute(t0.Add(time.Minute))
+	props.Action = httpAction(tg.URL + "/ahead")
+	j := e.putJob("j", props, "Enabled")
+	e.start()
+	e.clock.Set(t0.Add(time.Minute - 400*time.Millisecond))
+	deadline := time.Now().Add(wait)
+	for len(e.unfinished()) == 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("the occurrence was not claimed ahead")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	x := e.unfinished()[0]
+	equal(t, "claimed execution", [3]any{x.Scheduled, x.DueAt, x.ClaimedAt}, [3]any{t0.Add(time.Minute), t0.Add(time.Minute), t0.Add(time.Minute - 400*time.Millisecond)})
+	equal(t, "next advanced by the claim", e.job(j.ID).Status.NextExecutionTime, t0.Add(2*time.Minute))
+	e.settle()
+	tg.none(t, 50*time.Millisecond) // claimed, not yet due
+	e.clock.Set(t0.Add(time.Minute))
+	h := tg.next(t)
+	equal(t, "tag of the claimed execution", h.Header.Get("x-ms-execution-tag"), x.Tag)
+	r := e.record()
+	equal(t, "attempt start", r.History.StartTime, t0.Add(time.Minute))
+}

@@ -80,7 +80,8 @@ type entry struct {
 	dirty     bool  // changed while claiming: reload when the claim is answered
 }
 
-// item is a heap element: a job's next occurrence or an execution's next attempt.
+// item is a heap element: when to claim a job's next occurrence (Lookahead before it is due) or
+// when an execution's next attempt is due.
 type item struct {
 	at    time.Time
 	seq   uint64
@@ -199,7 +200,7 @@ func (l *loop) put(j *store.Job) {
 		rule = r
 	}
 	e := &entry{job: j, rule: rule, next: j.Status.NextExecutionTime, version: j.Version, execCount: j.Status.ExecutionCount}
-	e.item = l.push(e.next, e, nil)
+	e.item = l.push(e.next.Add(-l.d.cfg.Lookahead), e, nil)
 	l.entries[j.ID] = e
 }
 
@@ -339,7 +340,7 @@ func (l *loop) claim(e *entry, now time.Time) *claimOp {
 		claim: store.ExecutionClaim{
 			Execution: store.Execution{
 				JobID: e.job.ID, Tag: uuid.NewString(), Scheduled: scheduled, Missed: missed, Phase: store.ActionMain,
-				DueAt: now, ClaimedAt: now,
+				DueAt: scheduled, ClaimedAt: now,
 			},
 			ExpectVersion:     e.version,
 			NextExecutionTime: next,
@@ -405,7 +406,11 @@ func (l *loop) claimed(ctx context.Context, ev event) {
 			continue
 		}
 		x := res.Execution
-		l.d.tasks.push(task{exec: *x, job: c.job})
+		if x.DueAt.After(l.d.clock.Now()) {
+			l.push(x.DueAt, nil, x) // claimed ahead: the attempt starts when due
+		} else {
+			l.d.tasks.push(task{exec: *x, job: c.job})
+		}
 		if l.entries[e.job.ID] != e {
 			continue // dropped while claiming
 		}
@@ -417,7 +422,7 @@ func (l *loop) claimed(ctx context.Context, ev event) {
 		case e.next.IsZero():
 			delete(l.entries, e.job.ID) // nothing left: it completes when its execution ends
 		default:
-			e.item = l.push(e.next, e, nil)
+			e.item = l.push(e.next.Add(-l.d.cfg.Lookahead), e, nil)
 		}
 	}
 }

@@ -3,6 +3,7 @@ package dispatch
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"sync"
 	"time"
 
@@ -170,12 +171,15 @@ func (d *Dispatcher) attempt(ctx context.Context, t task) (*recordOp, bool) {
 		r.rec.Finished, r.rec.Faulted = true, true
 		r.outcome = outcomeFaulted
 	}
-	lvl := d.log.Debug
+	lvl := slog.LevelDebug
 	if !res.Success {
-		lvl = d.log.Info
+		lvl = slog.LevelInfo
 	}
-	lvl("attempt", "job_id", x.JobID, "job", t.job.Key.Name, "execution_tag", x.Tag, "action", x.Phase,
-		"retry_count", x.Attempt, "repeat_count", x.RepeatCount, "success", res.Success, "status_code", res.StatusCode)
+	if d.log.Enabled(ctx, lvl) {
+		d.log.LogAttrs(ctx, lvl, "attempt", slog.Int64("job_id", x.JobID), slog.String("job", t.job.Key.Name),
+			slog.String("execution_tag", x.Tag), slog.String("action", x.Phase), slog.Int("retry_count", x.Attempt),
+			slog.Int("repeat_count", x.RepeatCount), slog.Bool("success", res.Success), slog.Int("status_code", res.StatusCode))
+	}
 	return r, true
 }
 
