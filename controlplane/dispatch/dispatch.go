@@ -72,12 +72,12 @@ type Config struct {
 	// Lookahead is how long before its due time an occurrence is claimed, so that the claim's
 	// commit is not part of its lateness: the attempt itself still starts at the due time
 	// (500 ms; negative: claim only when due).
-	Lookahead time.Duration
-	FaultedAfter     int           // consecutive faulted occurrences that make a job Faulted (10)
-	Workers          int           // concurrent attempts (256)
-	Region           string        // x-ms-scheduler-execution-region
-	BatchSize        int           // claims or records per transaction (256)
-	ShutdownGrace    time.Duration // how long Run waits for running attempts on shutdown (8 s)
+	Lookahead     time.Duration
+	FaultedAfter  int           // consecutive faulted occurrences that make a job Faulted (10)
+	Workers       int           // concurrent attempts (256)
+	Region        string        // x-ms-scheduler-execution-region
+	BatchSize     int           // claims or records per transaction (256)
+	ShutdownGrace time.Duration // how long Run waits for running attempts on shutdown (8 s)
 
 	PurgeInterval time.Duration // how often history and final jobs are purged (1 h)
 	Retention     time.Duration // history age and final jobs' age before purge (60 days)
