@@ -12,10 +12,30 @@
 //
 // Next occurrences are computed from the scheduled time, never from when the previous execution
 // ran, so schedules do not drift. Occurrences are claimed up to Lookahead before they are due and
-// their attempts start at the due time, so commit latency does not add to lateness. An occurrence found late by more than the misfire threshold
-// (after downtime or overload) is coalesced with every later due one into a single execution,
-// whose expected time is the latest of them and whose first history entry says how many were
-// missed.
+// their attempts start at the due time, so commit latency does not add to lateness.
+//
+// Decisions where SPEC is silent, fixed here:
+//   - Misfires: when an occurrence is found more than MisfireThreshold late (after downtime or
+//     overload), it and every later occurrence due by now become one execution, expected at the
+//     latest of them; the message of its first attempt says how many earlier ones were
+//     coalesced. Coalesced occurrences do not count toward the recurrence's count (they did not
+//     execute). Occurrences late by less than the threshold each run, one after the other.
+//   - executionCount and lastExecutionTime change when an occurrence is claimed (it has started),
+//     not when its last attempt ends; a job with nothing left becomes Completed when its last
+//     execution ends.
+//   - "Run now" is one more execution (it counts toward executionCount and count), expected at
+//     the moment of the request; it runs whatever the job's state and leaves the schedule alone.
+//   - Disabling a job or its collection stops new occurrences; an occurrence already claimed
+//     (its retries, its error action) still finishes.
+//   - A failed attempt that will be retried is recorded as Failed; this dispatcher records no
+//     Postponed attempts.
+//   - An occurrence is faulted when its main action failed after its retries and it has no error
+//     action or the error action failed too; one that is not faulted resets the run of
+//     consecutive faults.
+//   - Only Http and Https actions are executed; other action types fail each attempt with a
+//     message saying they are not supported by this daemon.
+//   - History is purged by end time (Retention) and beyond the last HistoryKeep executions (not
+//     attempts) of each job; Completed and Faulted jobs Retention after they became final.
 package dispatch
 
 import (
