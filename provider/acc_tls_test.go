@@ -60,6 +60,9 @@ func writeServerCert(t *testing.T, dir string) (certFile, keyFile, certPEM strin
 
 // The provider block's TLS settings against a daemon serving HTTPS with its own certificate.
 func TestAccProvider_tls(t *testing.T) {
+	if os.Getenv("TF_ACC") == "" {
+		t.Skip("acceptance test: set TF_ACC=1 (make testacc), as resource.Test does")
+	}
 	dir := t.TempDir()
 	certFile, keyFile, certPEM := writeServerCert(t, dir)
 	stop, addr, err := startDaemon(os.Getenv(envDaemonBinary), dir, "--tls-cert", certFile, "--tls-key", keyFile)

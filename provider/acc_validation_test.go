@@ -138,3 +138,33 @@ resource "scheduler_job" "test" {
 		}},
 	})
 }
+
+// With an unknown start time, the rules that do not depend on it are still checked at plan time.
+func TestAccJob_planChecksWhatIsKnown(t *testing.T) {
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: protoV6Factories(),
+		Steps: []resource.TestStep{{
+			Config: `
+resource "scheduler_job_collection" "test" {
+  name = "known-values"
+}
+
+resource "scheduler_job" "test" {
+  job_collection_id = scheduler_job_collection.test.id
+  name              = "later"
+  start_time        = scheduler_job_collection.test.id == "" ? "" : "2026-02-01T10:00:00Z"
+  action = {
+    type    = "http"
+    request = { uri = "http://example.com/", method = "get" }
+  }
+  recurrence = {
+    frequency = "month"
+    schedule  = { month_days = [1, 32] }
+  }
+}
+`,
+			PlanOnly:    true,
+			ExpectError: messageRE("recurrence.schedule.month_days[1]: 32 is outside -31..-1, 1..31"),
+		}},
+	})
+}

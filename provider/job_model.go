@@ -2,6 +2,7 @@ package provider
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"strings"
 	"time"
@@ -101,57 +102,96 @@ type monthlyOccurrenceModel struct {
 	Occurrence types.Int64  `tfsdk:"occurrence"`
 }
 
-// unknowns records which parts of a configuration hold values known only after apply; the
-// engine's problems about those parts are not reported (they would be guesses).
-type unknowns struct {
-	schedule    bool // start_time and recurrence
-	action      bool // action without its error action
-	errorAction bool
-}
+// unknowns lists the JSON paths (relative to the job's properties) of the values known only
+// after apply. The engine's problems that may depend on them are not reported: they would be
+// guesses. The others are: an unknown start_time does not hide month_days[2] = 32.
+type unknowns []string
 
-// covers reports whether a problem at a JSON path may depend on an unknown value.
-func (u unknowns) covers(jsonPath string) bool {
-	switch {
-	case jsonPath == "":
-		return u.schedule || u.action || u.errorAction
-	case strings.HasPrefix(jsonPath, "action.errorAction"):
-		return u.errorAction
-	case strings.HasPrefix(jsonPath, "action"):
-		return u.action
-	case strings.HasPrefix(jsonPath, "recurrence"), jsonPath == "startTime":
-		return u.schedule
+// covers reports whether a problem at a JSON path may depend on an unknown value: the problem is
+// about the value (or inside it, or around it), or the unknown value steers its whole part of the
+// job (a type, the frequency, the time zone), or the problem relates it to other fields (end
+// time and start time, a rule that never fires, a certificate and its password).
+func (u unknowns) covers(problem string) bool {
+	for _, v := range u {
+		switch {
+		case problem == "", within(problem, v), within(v, problem):
+			return true
+		case part(problem) != part(v):
+			continue
+		case steers(v), relates(problem, v):
+			return true
+		}
 	}
 	return false
 }
 
-// conv turns model values into wire values, noting unknown ones in flag.
-type conv struct{ flag *bool }
+// within reports whether path is inner or inside it.
+func within(path, inner string) bool {
+	return path == inner || strings.HasPrefix(path, inner+".") || strings.HasPrefix(path, inner+"[")
+}
 
-func (c conv) str(v types.String) string {
-	if v.IsUnknown() {
-		*c.flag = true
+// part names the part of a job a path is in: the schedule, the action or the error action.
+func part(path string) string {
+	switch {
+	case strings.HasPrefix(path, "action.errorAction"):
+		return "errorAction"
+	case strings.HasPrefix(path, "action"):
+		return "action"
 	}
+	return "schedule"
+}
+
+func steers(path string) bool {
+	return strings.HasSuffix(path, ".type") || path == "recurrence.frequency" || path == "recurrence.timeZone"
+}
+
+// relates reports whether a problem compares its field with the unknown value v (same part).
+func relates(problem, v string) bool {
+	switch problem {
+	case "recurrence", "recurrence.schedule": // the rule as a whole (it never fires)
+		return true
+	case "startTime", "recurrence.endTime":
+		return v == "startTime" || v == "recurrence.endTime"
+	}
+	if i := strings.Index(problem, ".authentication"); i >= 0 {
+		return within(v, problem[:i+len(".authentication")])
+	}
+	return false
+}
+
+// conv turns model values into wire values, noting the paths of unknown ones.
+type conv struct{ unknown *unknowns }
+
+func (c conv) mark(v interface{ IsUnknown() bool }, path string) bool {
+	if v.IsUnknown() {
+		*c.unknown = append(*c.unknown, path)
+		return true
+	}
+	return false
+}
+
+func (c conv) str(v types.String, path string) string {
+	c.mark(v, path)
 	return str(v)
 }
 
-func (c conv) intp(v types.Int64) *int {
-	if v.IsUnknown() {
-		*c.flag = true
-	}
+func (c conv) intp(v types.Int64, path string) *int {
+	c.mark(v, path)
 	return intPtr(v)
 }
 
-func (c conv) ints(v types.List) []int {
-	if v.IsUnknown() {
-		*c.flag = true
+// ints converts a list; with an unknown element the whole list is unknown (its indices would
+// not match the configuration's).
+func (c conv) ints(v types.List, path string) []int {
+	if c.mark(v, path) {
 		return nil
 	}
 	var out []int
 	for _, e := range v.Elements() {
 		n, ok := e.(types.Int64)
 		if !ok || n.IsUnknown() {
-			*c.flag = true
-			continue
+			*c.unknown = append(*c.unknown, path)
+			return nil
 		}
 		if !n.IsNull() {
 			out = append(out, int(n.ValueInt64()))
@@ -160,17 +200,16 @@ func (c conv) ints(v types.List) []int {
 	return out
 }
 
-func (c conv) strs(v types.List) []string {
-	if v.IsUnknown() {
-		*c.flag = true
+func (c conv) strs(v types.List, path string) []string {
+	if c.mark(v, path) {
 		return nil
 	}
 	var out []string
 	for _, e := range v.Elements() {
 		s, ok := e.(types.String)
 		if !ok || s.IsUnknown() {
-			*c.flag = true
-			continue
+			*c.unknown = append(*c.unknown, path)
+			return nil
 		}
 		if !s.IsNull() {
 			out = append(out, s.ValueString())
@@ -179,19 +218,15 @@ func (c conv) strs(v types.List) []string {
 	return out
 }
 
-func (c conv) strMap(v types.Map) map[string]string {
-	if v.IsUnknown() {
-		*c.flag = true
-		return nil
-	}
-	if v.IsNull() {
+func (c conv) strMap(v types.Map, path string) map[string]string {
+	if c.mark(v, path) || v.IsNull() {
 		return nil
 	}
 	out := map[string]string{}
 	for k, e := range v.Elements() {
 		s, ok := e.(types.String)
 		if !ok || s.IsUnknown() {
-			*c.flag = true
+			*c.unknown = append(*c.unknown, path)
 			continue
 		}
 		out[k] = s.ValueString()
@@ -199,67 +234,69 @@ func (c conv) strMap(v types.Map) map[string]string {
 	return out
 }
 
-// toWire builds the job's properties (enums in Azure's spelling) and says which parts are unknown.
+// toWire builds the job's properties (enums in Azure's spelling) and lists the unknown values.
 func (m *jobModel) toWire() (*wire.JobProperties, unknowns) {
 	var u unknowns
-	sc := conv{&u.schedule}
+	c := conv{&u}
 	p := &wire.JobProperties{
-		StartTime:  sc.str(m.StartTime),
+		StartTime:  c.str(m.StartTime, "startTime"),
 		State:      canonical(str(m.State), jobWritableStates),
-		Recurrence: m.Recurrence.toWire(sc),
+		Recurrence: m.Recurrence.toWire(c),
 	}
 	if a := m.Action; a != nil {
-		ac := conv{&u.action}
 		p.Action = &wire.JobAction{
-			Type:        canonical(ac.str(a.Type), actionTypes),
-			Request:     a.Request.toWire(ac),
-			RetryPolicy: a.RetryPolicy.toWire(ac),
+			Type:        canonical(c.str(a.Type, "action.type"), actionTypes),
+			Request:     a.Request.toWire(c, "action.request"),
+			RetryPolicy: a.RetryPolicy.toWire(c, "action.retryPolicy"),
 		}
 		if e := a.ErrorAction; e != nil {
-			ec := conv{&u.errorAction}
 			p.Action.ErrorAction = &wire.JobErrorAction{
-				Type:        canonical(ec.str(e.Type), actionTypes),
-				Request:     e.Request.toWire(ec),
-				RetryPolicy: e.RetryPolicy.toWire(ec),
+				Type:        canonical(c.str(e.Type, "action.errorAction.type"), actionTypes),
+				Request:     e.Request.toWire(c, "action.errorAction.request"),
+				RetryPolicy: e.RetryPolicy.toWire(c, "action.errorAction.retryPolicy"),
 			}
 		}
 	}
 	return p, u
 }
 
-func (r *requestModel) toWire(c conv) *wire.HTTPRequest {
+func (r *requestModel) toWire(c conv, at string) *wire.HTTPRequest {
 	if r == nil {
 		return nil
 	}
 	out := &wire.HTTPRequest{
-		URI:     c.str(r.URI),
-		Method:  strings.ToUpper(c.str(r.Method)),
-		Body:    c.str(r.Body),
-		Headers: c.strMap(r.Headers),
+		URI:     c.str(r.URI, at+".uri"),
+		Method:  strings.ToUpper(c.str(r.Method, at+".method")),
+		Body:    c.str(r.Body, at+".body"),
+		Headers: c.strMap(r.Headers, at+".headers"),
 	}
 	if a := r.Authentication; a != nil {
+		at += ".authentication"
 		switch {
 		case a.Basic != nil:
-			out.Authentication = &wire.HTTPAuthentication{Type: jobdef.AuthBasic, Username: c.str(a.Basic.Username), Password: c.str(a.Basic.Password)}
+			out.Authentication = &wire.HTTPAuthentication{Type: jobdef.AuthBasic,
+				Username: c.str(a.Basic.Username, at+".username"), Password: c.str(a.Basic.Password, at+".password")}
 		case a.ClientCertificate != nil:
-			out.Authentication = &wire.HTTPAuthentication{Type: jobdef.AuthClientCertificate, Pfx: c.str(a.ClientCertificate.Pfx), Password: c.str(a.ClientCertificate.Password)}
+			out.Authentication = &wire.HTTPAuthentication{Type: jobdef.AuthClientCertificate,
+				Pfx: c.str(a.ClientCertificate.Pfx, at+".pfx"), Password: c.str(a.ClientCertificate.Password, at+".password")}
 		case a.ActiveDirectoryOAuth != nil:
 			o := a.ActiveDirectoryOAuth
 			out.Authentication = &wire.HTTPAuthentication{Type: jobdef.AuthActiveDirectoryOAuth,
-				Tenant: c.str(o.Tenant), Audience: c.str(o.Audience), ClientID: c.str(o.ClientID), Secret: c.str(o.Secret)}
+				Tenant: c.str(o.Tenant, at+".tenant"), Audience: c.str(o.Audience, at+".audience"),
+				ClientID: c.str(o.ClientID, at+".clientId"), Secret: c.str(o.Secret, at+".secret")}
 		}
 	}
 	return out
 }
 
-func (r *retryPolicyModel) toWire(c conv) *wire.RetryPolicy {
+func (r *retryPolicyModel) toWire(c conv, at string) *wire.RetryPolicy {
 	if r == nil {
 		return nil
 	}
 	return &wire.RetryPolicy{
-		RetryType:     canonical(c.str(r.RetryType), retryTypes),
-		RetryInterval: c.str(r.RetryInterval),
-		RetryCount:    c.intp(r.RetryCount),
+		RetryType:     canonical(c.str(r.RetryType, at+".retryType"), retryTypes),
+		RetryInterval: c.str(r.RetryInterval, at+".retryInterval"),
+		RetryCount:    c.intp(r.RetryCount, at+".retryCount"),
 	}
 }
 
@@ -268,25 +305,26 @@ func (r *recurrenceModel) toWire(c conv) *wire.JobRecurrence {
 		return nil
 	}
 	out := &wire.JobRecurrence{
-		Frequency: canonical(c.str(r.Frequency), frequencies),
-		Interval:  c.intp(r.Interval),
-		Count:     c.intp(r.Count),
-		EndTime:   c.str(r.EndTime),
-		TimeZone:  c.str(r.TimeZone),
+		Frequency: canonical(c.str(r.Frequency, "recurrence.frequency"), frequencies),
+		Interval:  c.intp(r.Interval, "recurrence.interval"),
+		Count:     c.intp(r.Count, "recurrence.count"),
+		EndTime:   c.str(r.EndTime, "recurrence.endTime"),
+		TimeZone:  c.str(r.TimeZone, "recurrence.timeZone"),
 	}
 	if s := r.Schedule; s != nil {
 		out.Schedule = &wire.JobRecurrenceSchedule{
-			Minutes:   c.ints(s.Minutes),
-			Hours:     c.ints(s.Hours),
-			MonthDays: c.ints(s.MonthDays),
+			Minutes:   c.ints(s.Minutes, "recurrence.schedule.minutes"),
+			Hours:     c.ints(s.Hours, "recurrence.schedule.hours"),
+			MonthDays: c.ints(s.MonthDays, "recurrence.schedule.monthDays"),
 		}
-		for _, d := range c.strs(s.WeekDays) {
+		for _, d := range c.strs(s.WeekDays, "recurrence.schedule.weekDays") {
 			out.Schedule.WeekDays = append(out.Schedule.WeekDays, canonical(d, weekDayNames))
 		}
-		for _, mo := range s.MonthlyOccurrences {
+		for i, mo := range s.MonthlyOccurrences {
+			at := fmt.Sprintf("recurrence.schedule.monthlyOccurrences[%d]", i)
 			out.Schedule.MonthlyOccurrences = append(out.Schedule.MonthlyOccurrences, wire.JobRecurrenceScheduleMonthlyOccurrence{
-				Day:        canonical(c.str(mo.Day), weekDayNames),
-				Occurrence: c.intp(mo.Occurrence),
+				Day:        canonical(c.str(mo.Day, at+".day"), weekDayNames),
+				Occurrence: c.intp(mo.Occurrence, at+".occurrence"),
 			})
 		}
 	}

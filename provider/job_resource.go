@@ -22,10 +22,11 @@ var (
 	_ resource.ResourceWithModifyPlan     = (*jobResource)(nil)
 )
 
-func newJobResource() resource.Resource { return &jobResource{} }
-
+// jobResource is scheduler_job. clock tells "now" to the plan-time validation (the anchor of a
+// job without start_time); it runs before the provider is configured.
 type jobResource struct {
-	data *providerData
+	data  *providerData
+	clock clock.Clock
 }
 
 func (r *jobResource) Metadata(_ context.Context, req resource.MetadataRequest, resp *resource.MetadataResponse) {
@@ -48,11 +49,11 @@ func (r *jobResource) ValidateConfig(ctx context.Context, req resource.ValidateC
 	if diags := req.Config.Get(ctx, &m); diags.HasError() {
 		return // a whole nested object is unknown: nothing to check yet
 	}
-	now := clock.Clock(clock.Real{})
-	if r.data != nil && r.data.clock != nil {
-		now = r.data.clock
+	c := r.clock
+	if c == nil {
+		c = clock.Real{}
 	}
-	validateJob(&resp.Diagnostics, &m, now)
+	validateJob(&resp.Diagnostics, &m, c)
 }
 
 // validateJob reports the problems jobdef.Validate finds in m.

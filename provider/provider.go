@@ -218,7 +218,7 @@ func stringOrEnv(v types.String, env string) string {
 func (p *schedulerProvider) Resources(_ context.Context) []func() resource.Resource {
 	return []func() resource.Resource{
 		newJobCollectionResource,
-		newJobResource,
+		func() resource.Resource { return &jobResource{clock: p.clock} },
 	}
 }
 
