@@ -86,3 +86,54 @@ func TestUnrecordedAttemptRunsAgainAfterRestartWithTheSameTag(t *testing.T) {
 	equal(t, "history tag", hs[0].ExecutionTag, first)
 	equal(t, "execution count (one occurrence)", e.job(j.ID).Status.ExecutionCount, 1)
 }
+
+func TestConcurrentAPIWriteWinsOverAClaim(t *testing.T) {
+	tg := newTarget(t)
+	var f *faulty.Driver
+	e := newEnv(t, t0, func(c *dispatch.Config) {
+		f = faulty.Wrap(c.Store)
+		c.Store = f
+	})
+	props := everyMinute(t0.Add(time.Minute))
+	props.Action = httpAction(tg.URL + "/old")
+	j := e.putJob("j", props, "Enabled")
+	e.start()
+	// Just before the dispatcher's claim commits, the API replaces the job (new target, same
+	// schedule) without telling the dispatcher yet.
+	f.Before("ExecutionClaimMany", func() {
+		cur := e.job(j.ID)
+		cur.Properties.Action.Request.URI = tg.URL + "/new"
+		if _, _, err := e.store.JobPut(t.Context(), store.JobPutParams{Job: *cur, ExpectVersion: cur.Version, Now: e.clock.Now()}); err != nil {
+			t.Error(err)
+		}
+	})
+	e.clock.Set(t0.Add(time.Minute))
+	h := tg.next(t)
+	equal(t, "the API's version fired", h.Path, "/new")
+	equal(t, "expected time", h.Header.Get("x-ms-scheduler-expected-execution-time"), "2026-06-01T09:01:00Z")
+	e.record()
+	tg.none(t, 50*time.Millisecond)
+	if n := f.Calls("ExecutionClaimMany"); n != 2 {
+		t.Fatalf("claim commits = %d, want 2 (the first lost to the API write)", n)
+	}
+	got := e.job(j.ID)
+	equal(t, "execution count", got.Status.ExecutionCount, 1)
+	equal(t, "next", got.Status.NextExecutionTime, t0.Add(2*time.Minute))
+}
+
+func TestDeletedCollectionStopsItsJobs(t *testing.T) {
+	tg := newTarget(t)
+	e := newEnv(t, t0, nil)
+	props := everyMinute(t0.Add(time.Minute))
+	props.Action = httpAction(tg.URL + "/gone")
+	e.putJob("j", props, "Enabled")
+	e.start()
+	if err := e.store.CollectionDelete(t.Context(), store.CollectionDeleteParams{Key: e.coll.Key}); err != nil {
+		t.Fatal(err)
+	}
+	e.disp.CollectionChanged(e.coll.ID)
+	e.settle()
+	e.clock.Set(t0.Add(5 * time.Minute))
+	tg.none(t, 100*time.Millisecond)
+	equal(t, "unfinished executions", len(e.unfinished()), 0)
+}

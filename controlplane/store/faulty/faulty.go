@@ -17,16 +17,17 @@ var ErrInjected = errors.New("injected fault")
 // Driver is a store.Driver that fails the calls it is told to.
 type Driver struct {
 	store.Driver
-	mu    sync.Mutex
-	fail  map[string]int // method name → failures left (-1: until cleared)
-	calls map[string]int
+	mu     sync.Mutex
+	fail   map[string]int // method name → failures left (-1: until cleared)
+	calls  map[string]int
+	before map[string]func()
 }
 
 var _ store.Driver = (*Driver)(nil)
 
 // Wrap wraps d.
 func Wrap(d store.Driver) *Driver {
-	return &Driver{Driver: d, fail: map[string]int{}, calls: map[string]int{}}
+	return &Driver{Driver: d, fail: map[string]int{}, calls: map[string]int{}, before: map[string]func(){}}
 }
 
 // Fail makes the next n calls of method (such as "AttemptRecordMany") fail with ErrInjected
@@ -34,6 +35,15 @@ func Wrap(d store.Driver) *Driver {
 func (d *Driver) Fail(method string, n int) {
 	d.mu.Lock()
 	d.fail[method] = n
+	d.mu.Unlock()
+}
+
+// Before runs fn (once) at the start of the next call of method, before it reaches the wrapped
+// driver: a way to make something happen "at the same time" as that call (a concurrent API write
+// just before a claim).
+func (d *Driver) Before(method string, fn func()) {
+	d.mu.Lock()
+	d.before[method] = fn
 	d.mu.Unlock()
 }
 
@@ -48,6 +58,13 @@ func (d *Driver) Calls(method string) int {
 }
 
 func (d *Driver) check(method string) error {
+	d.mu.Lock()
+	fn := d.before[method]
+	delete(d.before, method)
+	d.mu.Unlock()
+	if fn != nil {
+		fn()
+	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	d.calls[method]++
