@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/hashicorp/terraform-plugin-framework/attr"
+	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/types"
@@ -56,12 +57,8 @@ func (r *jobResource) ValidateConfig(ctx context.Context, req resource.ValidateC
 	validateJob(&resp.Diagnostics, &m, c)
 }
 
-// validateJob reports the problems jobdef.Validate finds in m.
-func validateJob(diags interface {
-	AddError(summary, detail string)
-	AddAttributeError(p path.Path, summary, detail string)
-}, m *jobModel, c clock.Clock,
-) {
+// validateJob reports the problems jobdef.Validate finds in m, at their attributes.
+func validateJob(diags *diag.Diagnostics, m *jobModel, c clock.Clock) {
 	if m.Action == nil {
 		return // required: the schema reports it (or it is unknown)
 	}
@@ -71,12 +68,7 @@ func validateJob(diags interface {
 		if unknown.covers(pr.Path) || schemaChecked(pr) {
 			continue
 		}
-		ap := jobAttrPath(pr.Path, p)
-		if ap.Equal(path.Empty()) {
-			diags.AddError("Fix the job definition", pr.Message)
-			continue
-		}
-		diags.AddAttributeError(ap, "Fix "+ap.String(), ap.String()+": "+pr.Message)
+		addProblem(diags, jobAttrPath(pr.Path, p), pr.Message)
 	}
 }
 

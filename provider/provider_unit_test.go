@@ -7,6 +7,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/datasource"
 	"github.com/hashicorp/terraform-plugin-framework/path"
+	"github.com/hashicorp/terraform-plugin-framework/provider"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
@@ -17,6 +18,11 @@ import (
 func TestSchemasAreValid(t *testing.T) {
 	ctx := context.Background()
 	p := New("test")()
+	var ps provider.SchemaResponse
+	p.Schema(ctx, provider.SchemaRequest{}, &ps)
+	if diags := ps.Schema.ValidateImplementation(ctx); diags.HasError() {
+		t.Errorf("provider: %v", diags)
+	}
 	for _, f := range p.Resources(ctx) {
 		r := f()
 		var md resource.MetadataResponse
