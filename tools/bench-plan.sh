@@ -6,6 +6,8 @@
 #   plan -refresh=false, apply (update of N jobs), destroy.
 #
 #   tools/bench-plan.sh [N] [PARALLELISM]        (default 200 and tofu's default 10)
+#
+# SCHEDULERD=path uses a prebuilt daemon instead of building ./controlplane/cmd/schedulerd.
 set -euo pipefail
 n=${1:-200}
 par=${2:-10}
@@ -20,7 +22,11 @@ cleanup() {
 }
 trap cleanup EXIT
 
-go build -o "$work/bin/schedulerd" ./controlplane/cmd/schedulerd
+if [ -n "${SCHEDULERD:-}" ]; then
+  mkdir -p "$work/bin" && cp "$SCHEDULERD" "$work/bin/schedulerd"
+else
+  go build -o "$work/bin/schedulerd" ./controlplane/cmd/schedulerd
+fi
 go build -o "$work/plugins/terraform-provider-scheduler" .
 token=bench-token
 "$work/bin/schedulerd" serve --listen 127.0.0.1:0 --data "$work/data" --admin-token "$token" --log-level warn \
