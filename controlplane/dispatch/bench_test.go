@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -23,11 +24,12 @@ import (
 // benchSetup opens a store with n one-shot Http jobs to sink, all due at due.
 func benchSetup(b *testing.B, n int, sink string, due time.Time) (*sqlite.Driver, *secret.Box) {
 	b.Helper()
-	return benchSetupEach(b, n, func(int) string { return sink }, func(int) time.Time { return due })
+	return benchSetupEach(b, n, nil, func(int) string { return sink }, func(int) time.Time { return due })
 }
 
-// benchSetupEach opens a store with n one-shot Http jobs; job i goes to uri(i) at due(i).
-func benchSetupEach(b *testing.B, n int, uri func(int) string, dueOf func(int) time.Time) (*sqlite.Driver, *secret.Box) {
+// benchSetupEach opens a store with n Http jobs with recurrence rec (nil: one-shot); job i goes
+// to uri(i), first at due(i).
+func benchSetupEach(b *testing.B, n int, rec *wire.JobRecurrence, uri func(int) string, dueOf func(int) time.Time) (*sqlite.Driver, *secret.Box) {
 	b.Helper()
 	ctx := b.Context()
 	st, err := sqlite.Open(ctx, filepath.Join(b.TempDir(), "scheduler.db"))
@@ -53,8 +55,9 @@ func benchSetupEach(b *testing.B, n int, uri func(int) string, dueOf func(int) t
 			Key:   store.JobKey{CollectionKey: ck, Name: fmt.Sprintf("job-%07d", i)},
 			State: "Enabled",
 			Properties: wire.JobProperties{
-				StartTime: due.UTC().Format(time.RFC3339Nano),
-				Action:    &wire.JobAction{Type: "Http", Request: &wire.HTTPRequest{URI: sink, Method: "POST", Body: "x"}},
+				StartTime:  due.UTC().Format(time.RFC3339Nano),
+				Recurrence: rec,
+				Action:     &wire.JobAction{Type: "Http", Request: &wire.HTTPRequest{URI: sink, Method: "POST", Body: "x"}},
 			},
 			Status: store.JobStatus{NextExecutionTime: due},
 		}}); err != nil {
@@ -179,7 +182,7 @@ func BenchmarkLateness1000PerSecond(b *testing.B) {
 			}
 			mu.Unlock()
 		})
-		st, box := benchSetupEach(b, jobs, func(i int) string { return fmt.Sprintf("%s/%d", sink.URL, i) },
+		st, box := benchSetupEach(b, jobs, nil, func(i int) string { return fmt.Sprintf("%s/%d", sink.URL, i) },
 			func(i int) time.Time { return base.Add(time.Duration(i) * time.Millisecond) })
 		offset = time.Until(base) - 2*time.Second
 		cfg := dispatch.Config{Store: st, Secrets: box, Clock: offsetClock{offset: offset}, Workers: 256, MisfireThreshold: time.Hour}
@@ -190,5 +193,44 @@ func BenchmarkLateness1000PerSecond(b *testing.B) {
 		b.ReportMetric(late[len(late)/2].Seconds()*1000, "ms_p50_lateness")
 		b.ReportMetric(late[len(late)*99/100].Seconds()*1000, "ms_p99_lateness")
 		b.ReportMetric(late[len(late)-1].Seconds()*1000, "ms_max_lateness")
+	}
+}
+
+// BenchmarkLoad100k measures the start of a daemon holding 100,000 enabled recurring jobs: how
+// long until Ready (the schedule read in pages and compiled into the heap) and the heap memory
+// the schedule takes per job.
+func BenchmarkLoad100k(b *testing.B) {
+	const jobs = 100_000
+	due := time.Now().Add(24 * time.Hour)
+	hourly := &wire.JobRecurrence{Frequency: "Hour", Interval: intp(1)}
+	st, box := benchSetupEach(b, jobs, hourly, func(i int) string { return fmt.Sprintf("http://127.0.0.1:1/%d", i) },
+		func(int) time.Time { return due })
+	b.StopTimer()
+	for range b.N {
+		runtime.GC()
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		d, err := dispatch.New(dispatch.Config{Store: st, Secrets: box})
+		if err != nil {
+			b.Fatal(err)
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		ran := make(chan error, 1)
+		start := time.Now()
+		b.StartTimer()
+		go func() { ran <- d.Run(ctx) }()
+		for !d.Ready() {
+			time.Sleep(time.Millisecond)
+		}
+		b.StopTimer()
+		loaded := time.Since(start)
+		runtime.GC()
+		runtime.ReadMemStats(&after)
+		cancel()
+		if err := <-ran; err != nil {
+			b.Fatal(err)
+		}
+		b.ReportMetric(loaded.Seconds(), "s_to_ready")
+		b.ReportMetric(float64(after.HeapAlloc-before.HeapAlloc)/jobs, "heap_bytes/job")
 	}
 }
