@@ -269,36 +269,50 @@ func (d *Driver) AttemptRecordMany(ctx context.Context, params store.AttemptReco
 	return out, nil
 }
 
-// HistoryPurge deletes old history and history beyond the last KeepPerJob executions of each job.
+// purgeChunk is how many rows one purge transaction deletes at most, so that a large purge never
+// holds the write lock (and the dispatcher's commits) for long.
+const purgeChunk = 5000
+
+// HistoryPurge deletes old history and history beyond the last KeepPerJob executions of each job
+// (executions are numbered by the job's execution count: those at or below count - KeepPerJob
+// go). It deletes in transactions of at most purgeChunk rows.
 func (d *Driver) HistoryPurge(ctx context.Context, params store.HistoryPurgeParams) (int64, error) {
+	total, err := d.deleteChunks(ctx, `DELETE FROM history WHERE id IN (SELECT id FROM history WHERE end_time < ? LIMIT ?)`,
+		nanos(params.Before))
+	if err != nil {
+		return total, fmt.Errorf("history purge: %w", err)
+	}
+	if params.KeepPerJob <= 0 {
+		return total, nil
+	}
+	n, err := d.deleteChunks(ctx, `DELETE FROM history WHERE id IN (
+		SELECT h.id FROM jobs j JOIN history h ON h.job_id = j.id AND h.repeat_count <= j.execution_count - ?
+		WHERE j.execution_count > ? LIMIT ?)`, params.KeepPerJob, params.KeepPerJob)
+	total += n
+	if err != nil {
+		return total, fmt.Errorf("history purge: %w", err)
+	}
+	return total, nil
+}
+
+// deleteChunks runs a DELETE whose last parameter is a LIMIT until it deletes fewer rows than
+// the limit, and returns the rows deleted.
+func (d *Driver) deleteChunks(ctx context.Context, q string, args ...any) (int64, error) {
 	var total int64
-	err := d.tx(ctx, func(tx *sql.Tx) error {
-		res, err := tx.ExecContext(ctx, `DELETE FROM history WHERE end_time < ?`, nanos(params.Before))
+	for {
+		res, err := d.w.ExecContext(ctx, q, append(args, purgeChunk)...)
 		if err != nil {
-			return err
+			return total, err
 		}
 		n, err := res.RowsAffected()
 		if err != nil {
-			return err
+			return total, err
 		}
 		total += n
-		if params.KeepPerJob <= 0 {
-			return nil
+		if n < purgeChunk {
+			return total, nil
 		}
-		res, err = tx.ExecContext(ctx, `DELETE FROM history WHERE id IN (
-			SELECT id FROM (SELECT id, dense_rank() OVER (PARTITION BY job_id ORDER BY execution_id DESC) AS r FROM history)
-			WHERE r > ?)`, params.KeepPerJob)
-		if err != nil {
-			return err
-		}
-		n, err = res.RowsAffected()
-		total += n
-		return err
-	})
-	if err != nil {
-		return 0, fmt.Errorf("history purge: %w", err)
 	}
-	return total, nil
 }
 
 // JobPurgeFinal deletes Completed and Faulted jobs that ended before params.Before.

@@ -45,6 +45,7 @@ type Driver struct {
 	w     *sql.DB // one writer connection
 	r     *sql.DB // read-only pool
 	stmts map[string]*sql.Stmt
+	crud  crudStatements
 }
 
 var _ store.Driver = (*Driver)(nil)
@@ -85,12 +86,16 @@ func Open(ctx context.Context, path string) (*Driver, error) {
 	r.SetMaxOpenConns(readers)
 	r.SetMaxIdleConns(readers)
 	d.r = r
+	if err := d.prepareCRUD(ctx, w, r); err != nil {
+		_ = d.Close()
+		return nil, fmt.Errorf("open %s: %w", path, err)
+	}
 	return d, nil
 }
 
 // Close closes the database.
 func (d *Driver) Close() error {
-	errs := []error{d.r.Close()}
+	errs := []error{d.crud.close(), d.r.Close()}
 	for _, s := range d.stmts {
 		errs = append(errs, s.Close())
 	}

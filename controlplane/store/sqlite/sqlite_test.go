@@ -2,6 +2,7 @@ package sqlite_test
 
 import (
 	"database/sql"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -62,8 +63,8 @@ func TestReopenKeepsDataAndSchemaVersion(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if v != 1 {
-		t.Fatalf("schema version = %d, want 1", v)
+	if v != 2 {
+		t.Fatalf("schema version = %d, want 2", v)
 	}
 	c, err := d2.CollectionGet(ctx, store.CollectionGetParams{Key: key})
 	if err != nil {
@@ -90,7 +91,42 @@ func TestOpenRefusesNewerSchema(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err = sqlite.Open(ctx, path)
-	if err == nil || !strings.Contains(err.Error(), "schema version 99 is newer than this binary's 1") {
+	if err == nil || !strings.Contains(err.Error(), "schema version 99 is newer than this binary's 2") {
 		t.Fatalf("open of a newer schema: err = %v", err)
+	}
+}
+
+func TestOpenUpgradesAnOlderSchema(t *testing.T) {
+	ctx := t.Context()
+	path := filepath.Join(t.TempDir(), "scheduler.db")
+	v1, err := os.ReadFile("migration/0001_initial.sql")
+	if err != nil {
+		t.Fatal(err)
+	}
+	db, err := sql.Open("sqlite", "file:"+path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []string{`CREATE TABLE schema_version (version INTEGER NOT NULL)`, `INSERT INTO schema_version VALUES (1)`, string(v1),
+		`INSERT INTO collections (subscription, resource_group, name, sub_key, rg_key, name_key, location, tags, properties, state, created_at, updated_at, version)
+		 VALUES ('s', 'rg', 'Old', 's', 'rg', 'old', '', '{}', '{}', 'Enabled', 1, 1, 1)`} {
+		if _, err := db.ExecContext(ctx, q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	d, err := sqlite.Open(ctx, path)
+	if err != nil {
+		t.Fatalf("open of a version 1 file: %v", err)
+	}
+	defer func() { _ = d.Close() }()
+	if v, err := d.SchemaVersion(ctx); err != nil || v != 2 {
+		t.Fatalf("schema version = %d, %v; want 2", v, err)
+	}
+	c, err := d.CollectionGet(ctx, store.CollectionGetParams{Key: store.CollectionKey{Subscription: "S", ResourceGroup: "RG", Name: "old"}})
+	if err != nil || c.Key.Name != "Old" {
+		t.Fatalf("data of the version 1 file: %+v, %v", c, err)
 	}
 }
