@@ -129,7 +129,9 @@ type AttemptRecordResult struct {
 }
 
 // HistoryPurgeParams deletes history entries that ended before Before, and those beyond the
-// KeepPerJob most recent executions of each job (0: no such limit).
+// KeepPerJob most recent executions of each job (0: no such limit): executions are numbered by
+// the job's ExecutionCount (an entry's RepeatCount), so entries whose RepeatCount is at or below
+// ExecutionCount - KeepPerJob go.
 type HistoryPurgeParams struct {
 	Before     time.Time
 	KeepPerJob int
