@@ -379,19 +379,21 @@ func (m *jobModel) fromWire(id client.JobID, def *wire.JobDefinition, prior *job
 			Request:     requestFromWire(a.Request, pa.Request, fresh),
 			RetryPolicy: retryFromWire(a.RetryPolicy, pa.RetryPolicy, fresh),
 		}
-		if e := a.ErrorAction; e != nil && (fresh || pa.ErrorAction != nil) {
+		// An error action or a recurrence added outside Terraform shows as drift.
+		if e := a.ErrorAction; e != nil {
 			pe := pa.ErrorAction
+			f := fresh || pe == nil
 			if pe == nil {
 				pe = &errorActionModel{}
 			}
 			m.Action.ErrorAction = &errorActionModel{
-				Type:        keepString(pe.Type, e.Type, fresh, sameFold),
-				Request:     requestFromWire(e.Request, pe.Request, fresh),
-				RetryPolicy: retryFromWire(e.RetryPolicy, pe.RetryPolicy, fresh),
+				Type:        keepString(pe.Type, e.Type, f, sameFold),
+				Request:     requestFromWire(e.Request, pe.Request, f),
+				RetryPolicy: retryFromWire(e.RetryPolicy, pe.RetryPolicy, f),
 			}
 		}
 	}
-	m.Recurrence = recurrenceFromWire(p.Recurrence, prior.Recurrence, fresh, instant)
+	m.Recurrence = recurrenceFromWire(p.Recurrence, prior.Recurrence, fresh || prior.Recurrence == nil, instant)
 }
 
 func statusObject(live string, s *wire.JobStatus) types.Object {
@@ -446,10 +448,10 @@ func requestFromWire(r *wire.HTTPRequest, prior *requestModel, fresh bool) *requ
 		Headers: keepStringMap(context.Background(), prior.Headers, r.Headers, fresh),
 	}
 	a := r.Authentication
-	if a == nil || authBlock(a) == "" || (!fresh && prior.Authentication == nil) {
+	if a == nil || authBlock(a) == "" {
 		return out
 	}
-	pa := prior.Authentication
+	pa := prior.Authentication // nil: added outside Terraform, shown as drift
 	if pa == nil {
 		pa = &authenticationModel{}
 	}

@@ -48,7 +48,10 @@ func keepString(prior types.String, api string, fresh bool, eq func(a, b string)
 	if !fresh && prior.IsNull() {
 		return prior
 	}
-	if api == "" {
+	if api == "" { // absent from the answer: an empty string written by the user stays
+		if !prior.IsNull() && !prior.IsUnknown() && prior.ValueString() == "" {
+			return prior
+		}
 		return types.StringNull()
 	}
 	if !prior.IsNull() && !prior.IsUnknown() && eq(prior.ValueString(), api) {

@@ -250,3 +250,37 @@ func TestImportTakesTheAnswer(t *testing.T) {
 		t.Errorf("recurrence = %+v", got.Recurrence)
 	}
 }
+
+// A recurrence, an error action or an authentication added outside Terraform shows as drift.
+func TestJobFromWireShowsAddedParts(t *testing.T) {
+	id := client.JobID{CollectionID: client.CollectionID{Subscription: "s", ResourceGroup: "rg", Name: "jc"}, Name: "j"}
+	prior := &jobModel{
+		State: types.StringValue("Enabled"),
+		Action: &actionModel{Type: types.StringValue("Http"), Request: &requestModel{
+			URI: types.StringValue("http://a/"), Method: types.StringValue("GET"), Body: types.StringValue(""), Headers: types.MapNull(types.StringType),
+		}},
+	}
+	api := &wire.JobDefinition{Properties: &wire.JobProperties{
+		State: "Enabled",
+		Action: &wire.JobAction{
+			Type:        "Http",
+			Request:     &wire.HTTPRequest{URI: "http://a/", Method: "GET", Authentication: &wire.HTTPAuthentication{Type: "Basic", Username: "intruder"}},
+			ErrorAction: &wire.JobErrorAction{Type: "Http", Request: &wire.HTTPRequest{URI: "http://b/", Method: "POST"}},
+		},
+		Recurrence: &wire.JobRecurrence{Frequency: "Hour"},
+	}}
+	var got jobModel
+	got.fromWire(id, api, prior)
+	if got.Recurrence == nil || got.Recurrence.Frequency.ValueString() != "Hour" {
+		t.Errorf("recurrence = %+v, want the added Hour recurrence", got.Recurrence)
+	}
+	if e := got.Action.ErrorAction; e == nil || e.Request.URI.ValueString() != "http://b/" {
+		t.Errorf("error_action = %+v, want the added one", e)
+	}
+	if a := got.Action.Request.Authentication; a == nil || a.Basic == nil || a.Basic.Username.ValueString() != "intruder" || !a.Basic.Password.IsNull() {
+		t.Errorf("authentication = %+v, want the added Basic one without password", a)
+	}
+	if !got.Action.Request.Body.Equal(types.StringValue("")) {
+		t.Errorf("body = %s, want the empty string the user wrote", got.Action.Request.Body)
+	}
+}
