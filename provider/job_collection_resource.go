@@ -222,24 +222,27 @@ func (m *jobCollectionModel) fromWire(ctx context.Context, id client.CollectionI
 	}
 	m.Sku = keepString(prior.Sku, sku, fresh, sameFold)
 	m.State = keepString(prior.State, p.State, fresh, sameFold)
+	// A quota set outside Terraform shows as drift.
 	m.Quota = nil
-	if q := p.Quota; q != nil && (fresh || prior.Quota != nil) {
+	if q := p.Quota; q != nil && (q.MaxJobCount != nil || q.MaxJobOccurrence != nil || q.MaxRecurrence != nil) {
 		pq := prior.Quota
+		f := fresh || pq == nil
 		if pq == nil {
 			pq = &quotaModel{}
 		}
 		m.Quota = &quotaModel{
-			MaxJobCount:      keepInt(pq.MaxJobCount, q.MaxJobCount, fresh),
-			MaxJobOccurrence: keepInt(pq.MaxJobOccurrence, q.MaxJobOccurrence, fresh),
+			MaxJobCount:      keepInt(pq.MaxJobCount, q.MaxJobCount, f),
+			MaxJobOccurrence: keepInt(pq.MaxJobOccurrence, q.MaxJobOccurrence, f),
 		}
-		if mr := q.MaxRecurrence; mr != nil && mr.Frequency != "" && (fresh || pq.MaxRecurrence != nil) {
+		if mr := q.MaxRecurrence; mr != nil && mr.Frequency != "" {
 			pmr := pq.MaxRecurrence
+			fr := f || pmr == nil
 			if pmr == nil {
 				pmr = &maxRecurrenceModel{}
 			}
 			m.Quota.MaxRecurrence = &maxRecurrenceModel{
-				Frequency: keepString(pmr.Frequency, mr.Frequency, fresh, sameFold),
-				Interval:  keepInt(pmr.Interval, mr.Interval, fresh),
+				Frequency: keepString(pmr.Frequency, mr.Frequency, fr, sameFold),
+				Interval:  keepInt(pmr.Interval, mr.Interval, fr),
 			}
 		}
 	}
