@@ -29,6 +29,8 @@ const (
 	DefaultTimeout = 60 * time.Second
 	// DefaultOAuthAuthority is where ActiveDirectoryOAuth tokens come from.
 	DefaultOAuthAuthority = "https://login.microsoftonline.com"
+	// DefaultStorageQueueEndpoint is Azure's queue service of a storage account.
+	DefaultStorageQueueEndpoint = "https://{account}.queue.core.windows.net"
 	// MaxMessageBody is how much of a response body a history message keeps.
 	MaxMessageBody = 2048
 )
@@ -55,7 +57,11 @@ type Config struct {
 	RootCAs        *x509.CertPool
 	Timeout        time.Duration
 	OAuthAuthority string
-	Logger         *slog.Logger
+	// StorageQueueEndpoint is the queue service of a storage account, with "{account}" standing
+	// for the account name; "": DefaultStorageQueueEndpoint. For Azurite:
+	// "http://127.0.0.1:10001/{account}".
+	StorageQueueEndpoint string
+	Logger               *slog.Logger
 }
 
 // NewTransport returns the transport the daemon shares between all attempts: keep-alive with
@@ -80,6 +86,7 @@ type Executor struct {
 	client    *http.Client
 	timeout   time.Duration
 	authority string
+	queues    string
 	log       *slog.Logger
 	tokens    *tokenCache
 
@@ -94,6 +101,7 @@ func New(cfg Config) *Executor {
 		transport: cfg.Transport,
 		timeout:   cfg.Timeout,
 		authority: strings.TrimRight(cfg.OAuthAuthority, "/"),
+		queues:    strings.TrimRight(cfg.StorageQueueEndpoint, "/"),
 		log:       cfg.Logger,
 		certs:     map[string]*http.Client{},
 	}
@@ -118,6 +126,9 @@ func New(cfg Config) *Executor {
 	if e.authority == "" {
 		e.authority = DefaultOAuthAuthority
 	}
+	if e.queues == "" {
+		e.queues = DefaultStorageQueueEndpoint
+	}
 	if e.log == nil {
 		e.log = slog.New(slog.DiscardHandler)
 	}
@@ -128,9 +139,10 @@ func New(cfg Config) *Executor {
 
 // Attempt is one try of one action.
 type Attempt struct {
-	// Action is the main action or the error action, secrets already opened.
-	Type    string
-	Request *wire.HTTPRequest
+	// The main action or the error action, secrets already opened (see MainAction, ErrorAction).
+	Type         string
+	Request      *wire.HTTPRequest
+	QueueMessage *wire.StorageQueueMessage
 
 	ExecutionTag      string
 	ClientRequestID   string
@@ -147,20 +159,18 @@ type Result struct {
 	Message    string // status line and up to MaxMessageBody bytes of the body, or the error
 }
 
-// FromAction returns the type and request of a job's main action.
-func FromAction(a *wire.JobAction) (string, *wire.HTTPRequest) {
-	if a == nil {
-		return "", nil
+// MainAction sets the attempt's action to a job's main action.
+func (at *Attempt) MainAction(a *wire.JobAction) {
+	if a != nil {
+		at.Type, at.Request, at.QueueMessage = a.Type, a.Request, a.QueueMessage
 	}
-	return a.Type, a.Request
 }
 
-// FromErrorAction returns the type and request of a job's error action.
-func FromErrorAction(a *wire.JobErrorAction) (string, *wire.HTTPRequest) {
-	if a == nil {
-		return "", nil
+// ErrorAction sets the attempt's action to a job's error action.
+func (at *Attempt) ErrorAction(a *wire.JobErrorAction) {
+	if a != nil {
+		at.Type, at.Request, at.QueueMessage = a.Type, a.Request, a.QueueMessage
 	}
-	return a.Type, a.Request
 }
 
 // Do runs one attempt, bounded by the attempt timeout.
@@ -168,6 +178,8 @@ func (e *Executor) Do(ctx context.Context, a Attempt) Result {
 	switch strings.ToLower(a.Type) {
 	case "http", "https":
 		return e.doHTTP(ctx, a)
+	case "storagequeue":
+		return e.doQueue(ctx, a)
 	case "":
 		return Result{Message: "the job has no action"}
 	default:

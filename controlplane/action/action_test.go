@@ -10,6 +10,7 @@ import (
 	"encoding/base64"
 	"fmt"
 	"io"
+	"log"
 	"math/big"
 	"net/http"
 	"net/http/httptest"
@@ -133,8 +134,8 @@ func TestHTTPConnectionRefusedAndUnsupportedType(t *testing.T) {
 	if res.Success || res.StatusCode != 0 || !strings.HasPrefix(res.Message, "Http action: request failed: Post: dial tcp") {
 		t.Fatalf("result = %+v", res)
 	}
-	res = e.Do(t.Context(), attempt("StorageQueue", nil))
-	if res != (action.Result{Message: "StorageQueue actions are not supported by this daemon"}) {
+	res = e.Do(t.Context(), attempt("ServiceBusQueue", nil))
+	if res != (action.Result{Message: "ServiceBusQueue actions are not supported by this daemon"}) {
 		t.Fatalf("result = %+v", res)
 	}
 }
@@ -204,6 +205,7 @@ func TestHTTPSClientCertificate(t *testing.T) {
 	rc := &recorder{}
 	srv := httptest.NewUnstartedServer(rc)
 	srv.TLS = &tls.Config{ClientAuth: tls.RequireAnyClientCert, MinVersion: tls.VersionTLS12}
+	srv.Config.ErrorLog = log.New(io.Discard, "", 0) // the refused handshake below is expected
 	srv.StartTLS()
 	defer srv.Close()
 	roots := x509.NewCertPool()

@@ -32,8 +32,8 @@
 //   - An occurrence is faulted when its main action failed after its retries and it has no error
 //     action or the error action failed too; one that is not faulted resets the run of
 //     consecutive faults.
-//   - Only Http and Https actions are executed; other action types fail each attempt with a
-//     message saying they are not supported by this daemon.
+//   - Http, Https and StorageQueue actions are executed; Service Bus actions fail each attempt
+//     with a message saying they are not supported by this daemon.
 //   - History is purged by end time (Retention) and beyond the last HistoryKeep executions (not
 //     attempts) of each job; Completed and Faulted jobs Retention after they became final.
 package dispatch
@@ -87,6 +87,9 @@ type Config struct {
 	RootCAs        *x509.CertPool
 	AttemptTimeout time.Duration
 	OAuthAuthority string
+	// StorageQueueEndpoint is the queue service address with "{account}" for the account name
+	// ("": Azure's https://{account}.queue.core.windows.net; Azurite: http://127.0.0.1:10001/{account}).
+	StorageQueueEndpoint string
 
 	MisfireThreshold time.Duration // occurrences later than this are coalesced (60 s)
 	// Lookahead is how long before its due time an occurrence is claimed, so that the claim's
@@ -182,7 +185,7 @@ func New(cfg Config) (*Dispatcher, error) {
 		log:   cfg.Logger,
 		exec: action.New(action.Config{
 			Clock: cfg.Clock, Transport: cfg.Transport, RootCAs: cfg.RootCAs, Timeout: cfg.AttemptTimeout,
-			OAuthAuthority: cfg.OAuthAuthority, Logger: cfg.Logger,
+			OAuthAuthority: cfg.OAuthAuthority, StorageQueueEndpoint: cfg.StorageQueueEndpoint, Logger: cfg.Logger,
 		}),
 		tasks: newTaskQueue(),
 		ops:   make(chan op, 4*cfg.BatchSize),

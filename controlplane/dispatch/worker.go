@@ -121,15 +121,19 @@ func (d *Dispatcher) attempt(ctx context.Context, t task) (*recordOp, bool) {
 	if err != nil {
 		res = action.Result{Message: "the job's secrets cannot be opened: " + err.Error()}
 	} else {
-		typ, req := action.FromAction(props.Action)
-		if x.Phase == store.ActionError && props.Action != nil {
-			typ, req = action.FromErrorAction(props.Action.ErrorAction)
-		}
 		jobID, collID := ResourceIDs(t.job.Key)
-		res = d.exec.Do(ctx, action.Attempt{
-			Type: typ, Request: req, ExecutionTag: x.Tag, ClientRequestID: uuid.NewString(),
+		at := action.Attempt{
+			ExecutionTag: x.Tag, ClientRequestID: uuid.NewString(),
 			ExpectedExecution: x.Scheduled, JobID: jobID, JobCollectionID: collID, Region: d.cfg.Region,
-		})
+		}
+		if x.Phase == store.ActionError {
+			if props.Action != nil {
+				at.ErrorAction(props.Action.ErrorAction)
+			}
+		} else {
+			at.MainAction(props.Action)
+		}
+		res = d.exec.Do(ctx, at)
 	}
 	if ctx.Err() != nil {
 		return nil, false
