@@ -168,3 +168,24 @@ resource "scheduler_job" "test" {
 		}},
 	})
 }
+
+// job_collection_id must be a collection's ARM id: plan says what to use.
+func TestAccJob_planRejectsBadCollectionID(t *testing.T) {
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: protoV6Factories(),
+		Steps: []resource.TestStep{{
+			Config: `
+resource "scheduler_job" "test" {
+  job_collection_id = "ops"
+  name              = "x"
+  action = {
+    type    = "http"
+    request = { uri = "http://example.com/", method = "get" }
+  }
+}
+`,
+			PlanOnly:    true,
+			ExpectError: messageRE(`Fix job_collection_id: use scheduler_job_collection.<name>.id`),
+		}},
+	})
+}

@@ -88,7 +88,7 @@ func (d *jobDataSource) Metadata(_ context.Context, req datasource.MetadataReque
 
 func (d *jobDataSource) Schema(_ context.Context, _ datasource.SchemaRequest, resp *datasource.SchemaResponse) {
 	attrs := dataSourceAttrs(jobSchema().Attributes, true)
-	attrs["job_collection_id"] = schema.StringAttribute{Required: true, MarkdownDescription: "ARM id of the job collection."}
+	attrs["job_collection_id"] = schema.StringAttribute{Required: true, MarkdownDescription: "ARM id of the job collection.", Validators: []validator.String{armID{}}}
 	attrs["name"] = schema.StringAttribute{Required: true, MarkdownDescription: "Name of the job."}
 	resp.Schema = schema.Schema{
 		MarkdownDescription: "Reads a job: its definition (secrets are never returned) and its status.",
@@ -175,7 +175,7 @@ func (d *jobHistoryDataSource) Schema(_ context.Context, _ datasource.SchemaRequ
 	resp.Schema = schema.Schema{
 		MarkdownDescription: "Reads a job's execution history, newest first: one entry per attempt.",
 		Attributes: map[string]schema.Attribute{
-			"job_id": schema.StringAttribute{Required: true, MarkdownDescription: "ARM id of the job (`scheduler_job.<name>.id`)."},
+			"job_id": schema.StringAttribute{Required: true, MarkdownDescription: "ARM id of the job (`scheduler_job.<name>.id`).", Validators: []validator.String{armID{job: true}}},
 			"status": schema.StringAttribute{
 				Optional:            true,
 				MarkdownDescription: "Keep only entries with this status: `Completed`, `Failed` or `Postponed` (any case).",

@@ -45,6 +45,7 @@ func jobSchema() schema.Schema {
 				Required:            true,
 				MarkdownDescription: "ARM id of the job collection (`scheduler_job_collection.<name>.id`). Changing it replaces the job.",
 				PlanModifiers:       []planmodifier.String{stringplanmodifier.RequiresReplace()},
+				Validators:          []validator.String{armID{}},
 			},
 			"name": schema.StringAttribute{
 				Required:            true,
