@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"sort"
 	"strings"
 
 	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/store"
@@ -12,7 +13,7 @@ import (
 
 // JobGetByID returns one job or store.ErrNotFound.
 func (d *Driver) JobGetByID(ctx context.Context, params store.JobGetByIDParams) (*store.Job, error) {
-	j, err := scanJob(d.r.QueryRowContext(ctx, `SELECT `+jobColumns+jobFrom+` WHERE j.id = ?`, params.ID))
+	j, err := scanJob(d.crud.jobByID.QueryRowContext(ctx, params.ID))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, fmt.Errorf("job %d: %w", params.ID, store.ErrNotFound)
 	}
@@ -49,7 +50,8 @@ func (d *Driver) ExecutionClaimMany(ctx context.Context, params store.ExecutionC
 	now := nanos(params.Now)
 	err := d.tx(ctx, func(tx *sql.Tx) error {
 		scheduled, manual := d.stmt(ctx, tx, "claim.scheduled"), d.stmt(ctx, tx, "claim.manual")
-		exists, insert := d.stmt(ctx, tx, "claim.exists"), d.stmt(ctx, tx, "claim.insert")
+		exists := d.stmt(ctx, tx, "claim.exists")
+		var claimed []*store.Execution // inserted together at the end
 		for i, c := range params.Claims {
 			e := c.Execution
 			var (
@@ -81,14 +83,10 @@ func (d *Driver) ExecutionClaimMany(ctx context.Context, params store.ExecutionC
 			if e.Phase == "" {
 				e.Phase = store.ActionMain
 			}
-			err = insert.QueryRowContext(ctx, e.JobID, e.Tag, nanos(e.Scheduled), e.RepeatCount, e.Missed, boolInt(e.Manual),
-				e.Phase, e.Attempt, nanos(e.DueAt), nanos(e.ClaimedAt)).Scan(&e.ID)
-			if err != nil {
-				return err
-			}
 			out[i] = store.ExecutionClaimResult{Execution: &e, Version: version}
+			claimed = append(claimed, &e)
 		}
-		return nil
+		return d.insertExecutions(ctx, tx, claimed)
 	})
 	if err != nil {
 		return nil, fmt.Errorf("execution claim: %w", err)
@@ -137,6 +135,44 @@ func historyInsertOf(n int) string {
 	return historyInsert + strings.TrimSuffix(strings.Repeat(historyRow+", ", n), ", ")
 }
 
+// deleteExecutions deletes the executions the finished records end, a chunk per statement, and
+// returns which of them existed.
+func (d *Driver) deleteExecutions(ctx context.Context, tx *sql.Tx, records []store.AttemptRecord) (map[int64]bool, error) {
+	var pairs []any
+	for _, r := range records {
+		if r.Finished {
+			pairs = append(pairs, r.ExecutionID, r.JobID)
+		}
+	}
+	existed := make(map[int64]bool, len(pairs)/2)
+	for len(pairs) > 0 {
+		n := min(len(pairs)/2, historyChunk)
+		chunk := pairs[:2*n]
+		pairs = pairs[2*n:]
+		q := `DELETE FROM executions WHERE (id, job_id) IN (VALUES ` +
+			strings.TrimSuffix(strings.Repeat("(?, ?), ", n), ", ") + `) RETURNING id`
+		rows, err := tx.QueryContext(ctx, q, chunk...)
+		if err != nil {
+			return nil, fmt.Errorf("execution delete: %w", err)
+		}
+		for rows.Next() {
+			var id int64
+			if err := rows.Scan(&id); err != nil {
+				_ = rows.Close()
+				return nil, fmt.Errorf("execution delete: %w", err)
+			}
+			existed[id] = true
+		}
+		if err := rows.Close(); err != nil {
+			return nil, fmt.Errorf("execution delete: %w", err)
+		}
+		if err := rows.Err(); err != nil {
+			return nil, fmt.Errorf("execution delete: %w", err)
+		}
+	}
+	return existed, nil
+}
+
 // insertHistory inserts history rows (historyColumnsN values each), in order.
 func (d *Driver) insertHistory(ctx context.Context, tx *sql.Tx, rows []any) error {
 	full := d.stmt(ctx, tx, "record.history64")
@@ -157,6 +193,74 @@ func (d *Driver) insertHistory(ctx context.Context, tx *sql.Tx, rows []any) erro
 	return nil
 }
 
+const (
+	executionInsert = `INSERT INTO executions (job_id, tag, scheduled, repeat_count, missed, manual, phase, attempt, due_at,
+		claimed_at) VALUES `
+	executionRow = `(?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+)
+
+func executionInsertOf(n int) string {
+	return executionInsert + strings.TrimSuffix(strings.Repeat(executionRow+", ", n), ", ") + " RETURNING id, tag"
+}
+
+// insertExecutions inserts executions in chunks of historyChunk rows and sets their IDs. Rows of
+// one INSERT get increasing IDs in VALUES order; the returned tags check that pairing.
+func (d *Driver) insertExecutions(ctx context.Context, tx *sql.Tx, xs []*store.Execution) error {
+	full := d.stmt(ctx, tx, "claim.insert64")
+	for len(xs) > 0 {
+		n := min(len(xs), historyChunk)
+		chunk := xs[:n]
+		xs = xs[n:]
+		args := make([]any, 0, n*10)
+		for _, e := range chunk {
+			args = append(args, e.JobID, e.Tag, nanos(e.Scheduled), e.RepeatCount, e.Missed, boolInt(e.Manual),
+				e.Phase, e.Attempt, nanos(e.DueAt), nanos(e.ClaimedAt))
+		}
+		var (
+			rows *sql.Rows
+			err  error
+		)
+		if n == historyChunk {
+			rows, err = full.QueryContext(ctx, args...)
+		} else {
+			rows, err = tx.QueryContext(ctx, executionInsertOf(n), args...)
+		}
+		if err != nil {
+			return fmt.Errorf("execution insert: %w", err)
+		}
+		type idTag struct {
+			id  int64
+			tag string
+		}
+		got := make([]idTag, 0, n)
+		for rows.Next() {
+			var r idTag
+			if err := rows.Scan(&r.id, &r.tag); err != nil {
+				_ = rows.Close()
+				return fmt.Errorf("execution insert: %w", err)
+			}
+			got = append(got, r)
+		}
+		if err := rows.Close(); err != nil {
+			return fmt.Errorf("execution insert: %w", err)
+		}
+		if err := rows.Err(); err != nil {
+			return fmt.Errorf("execution insert: %w", err)
+		}
+		if len(got) != n {
+			return fmt.Errorf("execution insert: %d rows returned for %d", len(got), n)
+		}
+		sort.Slice(got, func(i, j int) bool { return got[i].id < got[j].id })
+		for i, e := range chunk {
+			if got[i].tag != e.Tag {
+				return fmt.Errorf("execution insert: row %d came back as %q, want %q", i, got[i].tag, e.Tag)
+			}
+			e.ID = got[i].id
+		}
+	}
+	return nil
+}
+
 // Statements of the dispatcher's batch methods, prepared once on the writer connection.
 var writerStatements = map[string]string{
 	"claim.scheduled": `UPDATE jobs SET next_execution_time = ?, execution_count = execution_count + 1,
@@ -166,11 +270,8 @@ var writerStatements = map[string]string{
 		RETURNING version, execution_count`,
 	"claim.manual": `UPDATE jobs SET execution_count = execution_count + 1,
 		last_execution_time = ?, version = version + 1 WHERE id = ? RETURNING version, execution_count`,
-	"claim.exists": `SELECT 1 FROM jobs WHERE id = ?`,
-	"claim.insert": `INSERT INTO executions
-		(job_id, tag, scheduled, repeat_count, missed, manual, phase, attempt, due_at, claimed_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`,
-	"record.finish":    `DELETE FROM executions WHERE id = ? AND job_id = ? RETURNING id`,
+	"claim.exists":     `SELECT 1 FROM jobs WHERE id = ?`,
+	"claim.insert64":   executionInsertOf(historyChunk),
 	"record.next":      `UPDATE executions SET phase = ?, attempt = ?, due_at = ? WHERE id = ? AND job_id = ? RETURNING id`,
 	"record.history64": historyInsertOf(historyChunk),
 	"record.job": `UPDATE jobs SET failure_count = failure_count + ?, faulted_count = faulted_count + ?,
@@ -203,15 +304,21 @@ func (d *Driver) AttemptRecordMany(ctx context.Context, params store.AttemptReco
 	out := make([]store.AttemptRecordResult, len(params.Records))
 	now := nanos(params.Now)
 	err := d.tx(ctx, func(tx *sql.Tx) error {
-		finish, next := d.stmt(ctx, tx, "record.finish"), d.stmt(ctx, tx, "record.next")
+		next := d.stmt(ctx, tx, "record.next")
 		job, others, final := d.stmt(ctx, tx, "record.job"), d.stmt(ctx, tx, "record.others"), d.stmt(ctx, tx, "record.final")
 		var rows []any // history rows, inserted together at the end
+		finished, err := d.deleteExecutions(ctx, tx, params.Records)
+		if err != nil {
+			return err
+		}
 		for i, r := range params.Records {
-			var id int64
 			var err error
 			if r.Finished {
-				err = finish.QueryRowContext(ctx, r.ExecutionID, r.JobID).Scan(&id)
+				if !finished[r.ExecutionID] {
+					err = sql.ErrNoRows
+				}
 			} else {
+				var id int64
 				err = next.QueryRowContext(ctx, r.Phase, r.Attempt, nanos(r.Next), r.ExecutionID, r.JobID).Scan(&id)
 			}
 			if errors.Is(err, sql.ErrNoRows) {
