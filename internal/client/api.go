@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
+	"time"
 
 	"github.com/schedulerhq/terraform-provider-scheduler/internal/wire"
 )
@@ -176,4 +177,31 @@ func (c *Client) HistoryList(ctx context.Context, params HistoryListParams) ([]w
 		path, q = page.NextLink, nil
 	}
 	return all, nil
+}
+
+// OccurrencePreviewParams asks the daemon when a job would run.
+type OccurrencePreviewParams struct {
+	// Properties is the job (only startTime and recurrence matter).
+	Properties *wire.JobProperties
+	// Count is how many executions to return (1..1000).
+	Count int
+	// Now is when the job is created; zero means the daemon's now.
+	Now time.Time
+}
+
+// OccurrencePreview returns the next executions of a job as the daemon's engine computes them
+// (POST /preview/occurrences), RFC 3339 in the rule's zone.
+func (c *Client) OccurrencePreview(ctx context.Context, params OccurrencePreviewParams) ([]string, error) {
+	q := url.Values{}
+	q.Set("count", strconv.Itoa(params.Count))
+	if !params.Now.IsZero() {
+		q.Set("now", params.Now.Format(time.RFC3339))
+	}
+	var out struct {
+		Value []string `json:"value"`
+	}
+	if err := c.do(ctx, http.MethodPost, "/preview/occurrences", q, &wire.JobDefinition{Properties: params.Properties}, &out); err != nil {
+		return nil, err
+	}
+	return out.Value, nil
 }

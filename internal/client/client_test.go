@@ -290,3 +290,27 @@ func TestParseIDs(t *testing.T) {
 		t.Errorf("ParseJobID of a collection id: %v", err)
 	}
 }
+
+func TestOccurrencePreviewPostsTheJob(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		if r.Method != http.MethodPost || r.URL.Path != "/preview/occurrences" || r.URL.Query().Get("count") != "2" ||
+			r.URL.Query().Get("now") != "2015-04-08T13:00:00Z" || string(b) != `{"properties":{"startTime":"2015-04-07T14:00:00Z"}}` {
+			http.Error(w, r.Method+" "+r.URL.String()+" "+string(b), http.StatusBadRequest)
+			return
+		}
+		_, _ = io.WriteString(w, `{"value":["2015-04-09T14:00:00Z","2015-04-11T14:00:00Z"]}`)
+	}))
+	defer srv.Close()
+	got, err := newTestClient(t, srv.URL).OccurrencePreview(context.Background(), OccurrencePreviewParams{
+		Properties: &wire.JobProperties{StartTime: "2015-04-07T14:00:00Z"},
+		Count:      2,
+		Now:        time.Date(2015, 4, 8, 13, 0, 0, 0, time.UTC),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Join(got, ",") != "2015-04-09T14:00:00Z,2015-04-11T14:00:00Z" {
+		t.Errorf("preview = %v", got)
+	}
+}
