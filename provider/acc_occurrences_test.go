@@ -2,11 +2,17 @@ package provider
 
 import (
 	"testing"
+	"time"
+
+	"github.com/hashicorp/terraform-plugin-framework/providerserver"
+	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
 
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
 	"github.com/hashicorp/terraform-plugin-testing/knownvalue"
 	"github.com/hashicorp/terraform-plugin-testing/statecheck"
 	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
+
+	"github.com/schedulerhq/terraform-provider-scheduler/internal/clock"
 )
 
 func exactTimes(ts ...string) knownvalue.Check {
@@ -107,5 +113,39 @@ output "bad" {
 				ExpectError: messageRE("recurrence.schedule.month_days: allowed only with frequency Month, not Week"),
 			},
 		},
+	})
+}
+
+// Without "now", the preview asks the provider's clock (injected here: a fake at a fixed time).
+func TestAccOccurrences_injectedClock(t *testing.T) {
+	fake := clock.NewFake(time.Date(2026, 1, 7, 11, 45, 30, 0, time.UTC)) // a Wednesday
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: map[string]func() (tfprotov6.ProviderServer, error){
+			"scheduler": providerserver.NewProtocol6WithError(NewWithClock("test", fake)()),
+		},
+		Steps: []resource.TestStep{{
+			Config: `
+terraform {
+  required_providers {
+    scheduler = { source = "hashicorp/scheduler" }
+  }
+}
+
+data "scheduler_occurrences" "sundays" {
+  recurrence = { frequency = "week", schedule = { week_days = ["sunday"] } }
+  limit      = 3
+}
+
+output "sundays" {
+  value = provider::scheduler::occurrences("", { frequency = "week", schedule = { week_days = ["sunday"] } }, 3)
+}
+`,
+			ConfigStateChecks: []statecheck.StateCheck{
+				// No start time: once at "now", then Sundays at now's time of day.
+				statecheck.ExpectKnownValue("data.scheduler_occurrences.sundays", tfjsonpath.New("times"),
+					exactTimes("2026-01-07T11:45:30Z", "2026-01-11T11:45:30Z", "2026-01-18T11:45:30Z")),
+				statecheck.ExpectKnownOutputValue("sundays", exactTimes("2026-01-07T11:45:30Z", "2026-01-11T11:45:30Z", "2026-01-18T11:45:30Z")),
+			},
+		}},
 	})
 }
