@@ -67,3 +67,37 @@ data "scheduler_occurrences" "hourly" {
 		})
 	})
 }
+
+// subscription_id places the resources; SCHEDULER_SUBSCRIPTION_ID does the same from the
+// environment.
+func TestAccProvider_subscription(t *testing.T) {
+	const want = "/subscriptions/team-a/resourceGroups/default/providers/Microsoft.Scheduler/jobCollections/in-team-a"
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: protoV6Factories(),
+		Steps: []resource.TestStep{{
+			Config: `
+provider "scheduler" {
+  subscription_id = "team-a"
+}
+
+resource "scheduler_job_collection" "test" {
+  name = "in-team-a"
+}
+`,
+			Check: resource.TestCheckResourceAttr("scheduler_job_collection.test", "id", want),
+		}},
+	})
+	t.Setenv(EnvSubscriptionID, "team-b")
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: protoV6Factories(),
+		Steps: []resource.TestStep{{
+			Config: `
+resource "scheduler_job_collection" "test" {
+  name = "in-team-b"
+}
+`,
+			Check: resource.TestCheckResourceAttr("scheduler_job_collection.test", "id",
+				"/subscriptions/team-b/resourceGroups/default/providers/Microsoft.Scheduler/jobCollections/in-team-b"),
+		}},
+	})
+}
