@@ -189,3 +189,31 @@ resource "scheduler_job" "test" {
 		}},
 	})
 }
+
+// Exactly one authentication block: two is a plan error.
+func TestAccJob_planRejectsTwoAuthentications(t *testing.T) {
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: protoV6Factories(),
+		Steps: []resource.TestStep{{
+			Config: `
+resource "scheduler_job" "test" {
+  job_collection_id = "/subscriptions/default/resourceGroups/default/providers/Microsoft.Scheduler/jobCollections/plan-only"
+  name              = "x"
+  action = {
+    type = "https"
+    request = {
+      uri    = "https://example.com/"
+      method = "get"
+      authentication = {
+        basic                  = { username = "u", password = "p" }
+        active_directory_oauth = { tenant = "t", audience = "a", client_id = "c", secret = "s" }
+      }
+    }
+  }
+}
+`,
+			PlanOnly:    true,
+			ExpectError: regexp.MustCompile(messageRE(`Invalid Attribute Combination`).String() + `(?s:.*)` + messageRE(`2 attributes specified when one (and only one) of`).String()),
+		}},
+	})
+}
