@@ -257,9 +257,8 @@ func isFinal(state string) bool {
 	return state == store.JobStateCompleted || state == store.JobStateFaulted
 }
 
-// JobPut creates or replaces a job. One statement finds the collection and the job, a second
-// writes it and returns the stored row; a create under a quota counts the collection's jobs in
-// between.
+// JobPut creates or replaces a job. One statement finds the collection (with its job count,
+// which triggers keep) and the job, a second writes it and returns the stored row.
 func (d *Driver) JobPut(ctx context.Context, params store.JobPutParams) (*store.Job, bool, error) {
 	j := params.Job
 	props := j.Properties
@@ -276,7 +275,7 @@ func (d *Driver) JobPut(ctx context.Context, params store.JobPutParams) (*store.
 	)
 	err = d.tx(ctx, func(tx *sql.Tx) error {
 		var (
-			cid              int64
+			cid, jobs        int64
 			id, version      sql.NullInt64
 			oldState         sql.NullString
 			oldFinal         sql.NullInt64
@@ -284,7 +283,7 @@ func (d *Driver) JobPut(ctx context.Context, params store.JobPutParams) (*store.
 			collection, name = k.CollectionKey, k.Name
 		)
 		err := tx.StmtContext(ctx, d.crud.jobLookup).QueryRowContext(ctx, key(name),
-			key(collection.Subscription), key(collection.ResourceGroup), key(collection.Name)).Scan(&cid, &id, &version, &oldState, &oldFinal)
+			key(collection.Subscription), key(collection.ResourceGroup), key(collection.Name)).Scan(&cid, &jobs, &id, &version, &oldState, &oldFinal)
 		switch {
 		case errors.Is(err, sql.ErrNoRows):
 			return fmt.Errorf("collection %s: %w", collection.Name, store.ErrNotFound)
@@ -294,14 +293,8 @@ func (d *Driver) JobPut(ctx context.Context, params store.JobPutParams) (*store.
 			if params.ExpectVersion > 0 {
 				return fmt.Errorf("job %s: expected version %d, found none: %w", name, params.ExpectVersion, store.ErrConflict)
 			}
-			if params.MaxJobs > 0 {
-				var n int
-				if err := tx.StmtContext(ctx, d.crud.jobCountW).QueryRowContext(ctx, cid).Scan(&n); err != nil {
-					return err
-				}
-				if n >= params.MaxJobs {
-					return fmt.Errorf("collection %s holds %d jobs, the maximum is %d: %w", collection.Name, n, params.MaxJobs, store.ErrQuota)
-				}
+			if params.MaxJobs > 0 && jobs >= int64(params.MaxJobs) {
+				return fmt.Errorf("collection %s holds %d jobs, the maximum is %d: %w", collection.Name, jobs, params.MaxJobs, store.ErrQuota)
 			}
 			var final int64
 			if isFinal(j.State) {
@@ -422,7 +415,7 @@ type crudStatements struct {
 	historyList, historyListStatus                                   *sql.Stmt
 	// Writer.
 	collectionLookup, collectionInsert, collectionUpdate, collectionByID, collectionDelete *sql.Stmt
-	jobLookup, jobCountW, jobInsert, jobUpdate, jobDelete                                  *sql.Stmt
+	jobLookup, jobInsert, jobUpdate, jobDelete                                             *sql.Stmt
 }
 
 const (
@@ -459,11 +452,10 @@ func (d *Driver) prepareCRUD(ctx context.Context, w, r *sql.DB) error {
 		{&c.collectionUpdate, w, `UPDATE collections SET location = ?, tags = ?, properties = ?, state = ?, updated_at = ?, version = version + 1 WHERE id = ?`},
 		{&c.collectionByID, w, `SELECT ` + collectionColumns + ` FROM collections WHERE id = ?`},
 		{&c.collectionDelete, w, `DELETE FROM collections` + whereCollectionKey},
-		// The collection's ID, and the job's row when it exists, in one lookup.
-		{&c.jobLookup, w, `SELECT c.id, j.id, j.version, j.state, j.final_at FROM collections c
+		// The collection's ID and job count, and the job's row when it exists, in one lookup.
+		{&c.jobLookup, w, `SELECT c.id, c.job_count, j.id, j.version, j.state, j.final_at FROM collections c
 			LEFT JOIN jobs j ON j.collection_id = c.id AND j.name_key = ?
 			WHERE c.sub_key = ? AND c.rg_key = ? AND c.name_key = ?`},
-		{&c.jobCountW, w, `SELECT count(*) FROM jobs WHERE collection_id = ?`},
 		{&c.jobInsert, w, `INSERT INTO jobs
 			(collection_id, name, name_key, properties, state, created_at, updated_at, version,
 			 execution_count, failure_count, faulted_count, consecutive_faults, last_execution_time, next_execution_time, final_at)
@@ -489,7 +481,7 @@ func (c *crudStatements) close() error {
 		c.collectionGet, c.collectionList, c.collectionListGroup, c.collectionID,
 		c.jobGet, c.jobByID, c.jobID, c.jobList, c.jobListState, c.jobCount, c.historyList, c.historyListStatus,
 		c.collectionLookup, c.collectionInsert, c.collectionUpdate, c.collectionByID, c.collectionDelete,
-		c.jobLookup, c.jobCountW, c.jobInsert, c.jobUpdate, c.jobDelete,
+		c.jobLookup, c.jobInsert, c.jobUpdate, c.jobDelete,
 	} {
 		if s != nil {
 			errs = append(errs, s.Close())
