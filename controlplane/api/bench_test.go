@@ -46,11 +46,16 @@ func BenchmarkJobListPage(b *testing.B) {
 	}
 }
 
-// BenchmarkJobPutParallel measures job creates from 32 concurrent clients (as schedbench sends
-// them) and reports PUT/s: HTTP, validation, sealing and the SQLite write, client included.
+// BenchmarkJobPutParallel measures job creates from 32 concurrent clients, as schedbench sends
+// them (1,000 jobs per P20Premium collection, each at its quota when full), and reports PUT/s:
+// HTTP, validation, quota checks, sealing and the SQLite write, the clients included.
 func BenchmarkJobPutParallel(b *testing.B) {
 	h := newHarness(b)
-	h.collection(collPath, `{"sku":{"name":"P20Premium"},"quota":{"maxJobCount":1000000}}`)
+	const perCollection = 1000
+	collections := b.N/perCollection + 1
+	for c := range collections {
+		h.collection(fmt.Sprintf("%s-%03d", collPath, c), `{"sku":{"name":"P20Premium"},"quota":{"maxJobCount":1000}}`)
+	}
 	body := `{"properties":{"startTime":"2026-12-01T10:00:00Z","action":{"type":"Http","request":{"uri":"http://127.0.0.1:1/fire","method":"POST","body":"bench"},` +
 		`"retryPolicy":{"retryType":"None"}},"recurrence":{"frequency":"Minute","interval":1},"state":"Enabled"}}`
 	client := h.srv.Client()
@@ -64,7 +69,8 @@ func BenchmarkJobPutParallel(b *testing.B) {
 	b.ResetTimer()
 	b.RunParallel(func(pb *testing.PB) {
 		for pb.Next() {
-			url := fmt.Sprintf("%s%s/jobs/job-%08d%s", h.srv.URL, collPath, next.Add(1), apiVersion)
+			i := next.Add(1) - 1
+			url := fmt.Sprintf("%s%s-%03d/jobs/job-%08d%s", h.srv.URL, collPath, i/perCollection, i, apiVersion)
 			req, err := http.NewRequestWithContext(b.Context(), http.MethodPut, url, strings.NewReader(body))
 			if err != nil {
 				b.Error(err)

@@ -122,12 +122,19 @@ func (s *Server) putJob(w http.ResponseWriter, r *http.Request, rt route, info *
 	if def.Properties == nil {
 		return badRequest("properties: is required")
 	}
+	// saveJob changes the properties it gets: the first attempt takes the decoded ones, a retry
+	// after a lost race decodes the body again.
+	decoded := def.Properties
 	return s.saveJob(w, r, rt, info, false, func(*store.Job) (*wire.JobProperties, *apiError) {
-		p, err := cloneProperties(*def.Properties)
-		if err != nil {
-			return nil, badRequest("%v", err)
+		if p := decoded; p != nil {
+			decoded = nil
+			return p, nil
 		}
-		return &p, nil
+		var again wire.JobDefinition
+		if err := wire.Decode(body, &again); err != nil {
+			return nil, decodeProblems(err)
+		}
+		return again.Properties, nil
 	})
 }
 
