@@ -14,6 +14,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringplanmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/types"
+	"github.com/hashicorp/terraform-plugin-log/tflog"
 
 	"github.com/schedulerhq/terraform-provider-scheduler/internal/client"
 	"github.com/schedulerhq/terraform-provider-scheduler/internal/jobdef"
@@ -274,6 +275,7 @@ func (r *jobCollectionResource) Create(ctx context.Context, req resource.CreateR
 	}
 	var state jobCollectionModel
 	state.fromWire(ctx, id, out, &plan)
+	tflog.Info(ctx, "created job collection", map[string]any{"id": id.String()})
 	resp.Diagnostics.Append(resp.State.Set(ctx, &state)...)
 }
 
@@ -294,6 +296,7 @@ func (r *jobCollectionResource) Read(ctx context.Context, req resource.ReadReque
 	}
 	out, err := c.CollectionGet(ctx, id)
 	if client.IsNotFound(err) {
+		tflog.Info(ctx, "job collection deleted outside Terraform: removed from state", map[string]any{"id": id.String()})
 		resp.State.RemoveResource(ctx) // deleted outside Terraform: plan its creation
 		return
 	}
@@ -334,6 +337,7 @@ func (r *jobCollectionResource) Update(ctx context.Context, req resource.UpdateR
 	}
 	var state jobCollectionModel
 	state.fromWire(ctx, id, out, &plan)
+	tflog.Info(ctx, "updated job collection", map[string]any{"id": id.String()})
 	resp.Diagnostics.Append(resp.State.Set(ctx, &state)...)
 }
 

@@ -9,6 +9,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/types"
+	"github.com/hashicorp/terraform-plugin-log/tflog"
 
 	"github.com/schedulerhq/terraform-provider-scheduler/internal/client"
 	"github.com/schedulerhq/terraform-provider-scheduler/internal/clock"
@@ -146,6 +147,7 @@ func (r *jobResource) Create(ctx context.Context, req resource.CreateRequest, re
 	}
 	var state jobModel
 	state.fromWire(id, out, &plan)
+	tflog.Info(ctx, "created job", map[string]any{"id": id.String()})
 	resp.Diagnostics.Append(resp.State.Set(ctx, &state)...)
 }
 
@@ -166,6 +168,7 @@ func (r *jobResource) Read(ctx context.Context, req resource.ReadRequest, resp *
 	}
 	out, err := c.JobGet(ctx, id)
 	if client.IsNotFound(err) {
+		tflog.Info(ctx, "job deleted outside Terraform: removed from state", map[string]any{"id": id.String()})
 		resp.State.RemoveResource(ctx) // deleted outside Terraform (or with its collection): plan its creation
 		return
 	}
@@ -206,6 +209,7 @@ func (r *jobResource) Update(ctx context.Context, req resource.UpdateRequest, re
 	}
 	var state jobModel
 	state.fromWire(id, out, &plan)
+	tflog.Info(ctx, "updated job", map[string]any{"id": id.String()})
 	resp.Diagnostics.Append(resp.State.Set(ctx, &state)...)
 }
 
