@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"sync"
 
 	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/store"
 )
@@ -156,6 +157,18 @@ const jobColumns = `j.id, j.collection_id, c.subscription, c.resource_group, c.n
 const jobFrom = ` FROM jobs j JOIN collections c ON c.id = j.collection_id`
 
 func scanJob(s scanner) (*store.Job, error) {
+	j, props, err := scanJobRaw(s)
+	if err != nil {
+		return nil, err
+	}
+	if err := json.Unmarshal([]byte(props), &j.Properties); err != nil {
+		return nil, fmt.Errorf("job %d properties: %w", j.ID, err)
+	}
+	return j, nil
+}
+
+// scanJobRaw scans a job row, leaving its properties JSON to the caller.
+func scanJobRaw(s scanner) (*store.Job, string, error) {
 	var (
 		j                            store.Job
 		props                        string
@@ -167,14 +180,11 @@ func scanJob(s scanner) (*store.Job, error) {
 		&j.Status.ExecutionCount, &j.Status.FailureCount, &j.Status.FaultedCount, &j.Status.ConsecutiveFaults,
 		&lastExecution, &nextExecution)
 	if err != nil {
-		return nil, err
-	}
-	if err := json.Unmarshal([]byte(props), &j.Properties); err != nil {
-		return nil, fmt.Errorf("job %d properties: %w", j.ID, err)
+		return nil, "", err
 	}
 	j.CreatedAt, j.UpdatedAt = fromNanos(created), fromNanos(updated)
 	j.Status.LastExecutionTime, j.Status.NextExecutionTime = fromNanos(lastExecution), fromNanos(nextExecution)
-	return &j, nil
+	return &j, props, nil
 }
 
 func scanJobs(rows *sql.Rows) ([]*store.Job, error) {
@@ -257,76 +267,182 @@ func isFinal(state string) bool {
 	return state == store.JobStateCompleted || state == store.JobStateFaulted
 }
 
-// JobPut creates or replaces a job. One statement finds the collection (with its job count,
-// which triggers keep) and the job, a second writes it and returns the stored row.
+// JobPut creates or replaces a job. Concurrent calls are committed together (see putQueue);
+// each keeps its own result and error.
 func (d *Driver) JobPut(ctx context.Context, params store.JobPutParams) (*store.Job, bool, error) {
-	j := params.Job
-	props := j.Properties
+	props := params.Job.Properties
 	props.Status = nil
 	body, err := json.Marshal(props)
 	if err != nil {
 		return nil, false, fmt.Errorf("job put: properties: %w", err)
 	}
-	now := nanos(params.Now)
-	st := j.Status
-	var (
-		out     *store.Job
-		created bool
-	)
-	err = d.tx(ctx, func(tx *sql.Tx) error {
-		var (
-			cid, jobs        int64
-			id, version      sql.NullInt64
-			oldState         sql.NullString
-			oldFinal         sql.NullInt64
-			k                = j.Key
-			collection, name = k.CollectionKey, k.Name
-		)
-		err := tx.StmtContext(ctx, d.crud.jobLookup).QueryRowContext(ctx, key(name),
-			key(collection.Subscription), key(collection.ResourceGroup), key(collection.Name)).Scan(&cid, &jobs, &id, &version, &oldState, &oldFinal)
-		switch {
-		case errors.Is(err, sql.ErrNoRows):
-			return fmt.Errorf("collection %s: %w", collection.Name, store.ErrNotFound)
-		case err != nil:
-			return err
-		case !id.Valid:
-			if params.ExpectVersion > 0 {
-				return fmt.Errorf("job %s: expected version %d, found none: %w", name, params.ExpectVersion, store.ErrConflict)
-			}
-			if params.MaxJobs > 0 && jobs >= int64(params.MaxJobs) {
-				return fmt.Errorf("collection %s holds %d jobs, the maximum is %d: %w", collection.Name, jobs, params.MaxJobs, store.ErrQuota)
-			}
-			var final int64
-			if isFinal(j.State) {
-				final = now
-			}
-			out, err = scanJob(tx.StmtContext(ctx, d.crud.jobInsert).QueryRowContext(ctx,
-				cid, name, key(name), string(body), j.State, now, now,
-				st.ExecutionCount, st.FailureCount, st.FaultedCount, st.ConsecutiveFaults,
-				nanos(st.LastExecutionTime), nanos(st.NextExecutionTime), final))
-			created = true
-			return err
-		default:
-			if params.ExpectVersion > 0 && params.ExpectVersion != version.Int64 {
-				return fmt.Errorf("job %s: expected version %d, found %d: %w", name, params.ExpectVersion, version.Int64, store.ErrConflict)
-			}
-			var final int64
-			switch {
-			case isFinal(j.State) && isFinal(oldState.String) && oldFinal.Int64 > 0:
-				final = oldFinal.Int64
-			case isFinal(j.State):
-				final = now
-			}
-			out, err = scanJob(tx.StmtContext(ctx, d.crud.jobUpdate).QueryRowContext(ctx,
-				string(body), j.State, now, st.ExecutionCount, st.FailureCount, st.FaultedCount, st.ConsecutiveFaults,
-				nanos(st.LastExecutionTime), nanos(st.NextExecutionTime), final, id.Int64))
-			return err
-		}
-	})
-	if err != nil {
-		return nil, false, fmt.Errorf("job put: %w", err)
+	r := &putRequest{ctx: ctx, params: params, body: string(body), wake: make(chan struct{}, 1)}
+	d.puts.run(d, r)
+	if r.err != nil {
+		return nil, false, fmt.Errorf("job put: %w", r.err)
 	}
-	return out, created, nil
+	// The stored properties are the JSON written: decoded here, outside the writer.
+	if err := json.Unmarshal(body, &r.out.Properties); err != nil {
+		return nil, false, fmt.Errorf("job put: job %d properties: %w", r.out.ID, err)
+	}
+	return r.out, r.created, nil
+}
+
+// putQueue commits concurrent job writes together (group commit): the first caller to find no
+// batch running leads; it takes every request queued, runs them one after the other in one
+// transaction, hands the lead to the first request queued meanwhile, then wakes the requests it
+// ran. A batch holds the writer once and commits once instead of once per job, so PUTs from many
+// clients cost less each and wait less for the writer. The requests of a batch run in order, each
+// seeing the writes of those before it, as if they had been committed one by one.
+type putQueue struct {
+	mu      sync.Mutex
+	pending []*putRequest
+	busy    bool // a leader is running a batch
+}
+
+// putRequest is one JobPut waiting for its batch.
+type putRequest struct {
+	ctx    context.Context // the caller's, checked when its batch starts
+	params store.JobPutParams
+	body   string
+
+	out     *store.Job // properties left to the caller
+	created bool
+	err     error
+
+	lead bool          // set (under putQueue.mu) when the request is to lead the next batch
+	wake chan struct{} // receives once: the result is ready, or lead is set
+}
+
+// maxPutBatch bounds the requests of one transaction.
+const maxPutBatch = 256
+
+func (q *putQueue) run(d *Driver, r *putRequest) {
+	q.mu.Lock()
+	q.pending = append(q.pending, r)
+	lead := !q.busy
+	q.busy = true
+	q.mu.Unlock()
+	if !lead {
+		<-r.wake
+		if !r.lead {
+			return
+		}
+	}
+	q.mu.Lock()
+	n := min(len(q.pending), maxPutBatch)
+	batch := q.pending[:n:n]
+	q.pending = q.pending[n:]
+	q.mu.Unlock()
+
+	d.jobPutBatch(batch)
+
+	q.mu.Lock()
+	var next *putRequest
+	if len(q.pending) > 0 {
+		next = q.pending[0]
+		next.lead = true
+	} else {
+		q.busy = false
+	}
+	q.mu.Unlock()
+	if next != nil {
+		next.wake <- struct{}{}
+	}
+	for _, b := range batch {
+		if b != r {
+			b.wake <- struct{}{}
+		}
+	}
+}
+
+// jobPutBatch runs a batch in one transaction. A request whose context is done is skipped; one
+// that fails on a conflict, a quota or an absent collection fails alone (before writing). Any
+// other error rolls the transaction back: each request then runs again in a transaction of its
+// own, so that only the one at fault fails.
+func (d *Driver) jobPutBatch(batch []*putRequest) {
+	// The transaction serves every request: no single caller's cancellation may stop it.
+	ctx := context.WithoutCancel(batch[0].ctx)
+	err := d.tx(ctx, func(tx *sql.Tx) error {
+		lookup := tx.StmtContext(ctx, d.crud.jobLookup)
+		insert, update := tx.StmtContext(ctx, d.crud.jobInsert), tx.StmtContext(ctx, d.crud.jobUpdate)
+		for _, r := range batch {
+			r.out, r.created, r.err = nil, false, r.ctx.Err()
+			if r.err != nil {
+				continue
+			}
+			r.out, r.created, r.err = jobPutOne(ctx, lookup, insert, update, r.params, r.body)
+			if r.err != nil && !errors.Is(r.err, store.ErrNotFound) && !errors.Is(r.err, store.ErrConflict) && !errors.Is(r.err, store.ErrQuota) {
+				return r.err
+			}
+		}
+		return nil
+	})
+	if err == nil {
+		return
+	}
+	if len(batch) > 1 {
+		for _, r := range batch {
+			d.jobPutBatch([]*putRequest{r})
+		}
+		return
+	}
+	batch[0].out, batch[0].created, batch[0].err = nil, false, err
+}
+
+// jobPutOne writes one job in a batch's transaction. It returns store.ErrNotFound,
+// store.ErrConflict or store.ErrQuota (wrapped) before writing anything.
+func jobPutOne(ctx context.Context, lookup, insert, update *sql.Stmt, params store.JobPutParams, body string) (*store.Job, bool, error) {
+	var (
+		j                = params.Job
+		now              = nanos(params.Now)
+		st               = j.Status
+		collection, name = j.Key.CollectionKey, j.Key.Name
+		cid, jobs        int64
+		id, version      sql.NullInt64
+		oldState         sql.NullString
+		oldFinal         sql.NullInt64
+		out              *store.Job
+	)
+	err := lookup.QueryRowContext(ctx, key(name),
+		key(collection.Subscription), key(collection.ResourceGroup), key(collection.Name)).Scan(&cid, &jobs, &id, &version, &oldState, &oldFinal)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		return nil, false, fmt.Errorf("collection %s: %w", collection.Name, store.ErrNotFound)
+	case err != nil:
+		return nil, false, err
+	case !id.Valid:
+		if params.ExpectVersion > 0 {
+			return nil, false, fmt.Errorf("job %s: expected version %d, found none: %w", name, params.ExpectVersion, store.ErrConflict)
+		}
+		if params.MaxJobs > 0 && jobs >= int64(params.MaxJobs) {
+			return nil, false, fmt.Errorf("collection %s holds %d jobs, the maximum is %d: %w", collection.Name, jobs, params.MaxJobs, store.ErrQuota)
+		}
+		var final int64
+		if isFinal(j.State) {
+			final = now
+		}
+		out, _, err = scanJobRaw(insert.QueryRowContext(ctx,
+			cid, name, key(name), body, j.State, now, now,
+			st.ExecutionCount, st.FailureCount, st.FaultedCount, st.ConsecutiveFaults,
+			nanos(st.LastExecutionTime), nanos(st.NextExecutionTime), final))
+		return out, true, err
+	default:
+		if params.ExpectVersion > 0 && params.ExpectVersion != version.Int64 {
+			return nil, false, fmt.Errorf("job %s: expected version %d, found %d: %w", name, params.ExpectVersion, version.Int64, store.ErrConflict)
+		}
+		var final int64
+		switch {
+		case isFinal(j.State) && isFinal(oldState.String) && oldFinal.Int64 > 0:
+			final = oldFinal.Int64
+		case isFinal(j.State):
+			final = now
+		}
+		out, _, err = scanJobRaw(update.QueryRowContext(ctx,
+			body, j.State, now, st.ExecutionCount, st.FailureCount, st.FaultedCount, st.ConsecutiveFaults,
+			nanos(st.LastExecutionTime), nanos(st.NextExecutionTime), final, id.Int64))
+		return out, false, err
+	}
 }
 
 // JobDelete deletes a job with its executions and history.

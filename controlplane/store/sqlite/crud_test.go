@@ -1,11 +1,13 @@
 package sqlite_test
 
 import (
+	"context"
 	"database/sql"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"sync"
 	"testing"
 	"time"
 
@@ -94,5 +96,111 @@ func TestJobQuotaCountKeptByTriggers(t *testing.T) {
 	got, err := d.JobCount(ctx, store.JobCountParams{Collection: ck})
 	if err != nil || got != 4 {
 		t.Fatalf("JobCount = %d, %v; want 4", got, err)
+	}
+}
+
+// TestJobPutConcurrentEachKeepsItsResult sends 96 job writes at once, so that they are committed
+// in shared transactions, and checks that each got its own answer: creates under a quota of 40
+// (exactly 40 win), replaces of an existing job with a stale version (conflicts) and with the
+// current one (exactly one per version wins), writes to an absent collection, and writes whose
+// context is already cancelled (not stored).
+func TestJobPutConcurrentEachKeepsItsResult(t *testing.T) {
+	d := open(t)
+	ctx := t.Context()
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	ck := store.CollectionKey{Subscription: "s", ResourceGroup: "rg", Name: "c"}
+	if _, _, err := d.CollectionPut(ctx, store.CollectionPutParams{Now: now, Collection: store.Collection{Key: ck}}); err != nil {
+		t.Fatal(err)
+	}
+	shared, _, err := d.JobPut(ctx, store.JobPutParams{Job: crudJob(ck, "shared", now), Now: now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cancelled, cancel := context.WithCancel(ctx)
+	cancel()
+
+	const creates, quota, replaces, absent, dropped = 48, 40, 16, 16, 16
+	type result struct {
+		job     *store.Job
+		created bool
+		err     error
+	}
+	results := make([]result, creates+replaces+absent+dropped)
+	var wg sync.WaitGroup
+	for i := range results {
+		wg.Go(func() {
+			var p store.JobPutParams
+			c := ctx
+			switch {
+			case i < creates:
+				p = store.JobPutParams{Job: crudJob(ck, fmt.Sprintf("new-%02d", i), now), MaxJobs: quota + 1} // + "shared"
+			case i < creates+replaces:
+				p = store.JobPutParams{Job: crudJob(ck, "shared", now), ExpectVersion: shared.Version}
+				p.Job.Status.ExecutionCount = i
+			case i < creates+replaces+absent:
+				p = store.JobPutParams{Job: crudJob(store.CollectionKey{Subscription: "s", ResourceGroup: "rg", Name: "absent"}, "j", now)}
+			default:
+				p = store.JobPutParams{Job: crudJob(ck, fmt.Sprintf("dropped-%02d", i), now)}
+				c = cancelled
+			}
+			p.Now = now
+			j, created, err := d.JobPut(c, p)
+			results[i] = result{j, created, err}
+		})
+	}
+	wg.Wait()
+
+	won, full := 0, 0
+	for i, r := range results[:creates] {
+		switch {
+		case r.err == nil && r.created && r.job.Key.Name == fmt.Sprintf("new-%02d", i) && r.job.Version == 1 &&
+			r.job.Properties.Action.Request.URI == "http://127.0.0.1:1/hook":
+			won++
+		case errors.Is(r.err, store.ErrQuota) && r.job == nil:
+			full++
+		default:
+			t.Errorf("create %d: %+v", i, r)
+		}
+	}
+	if won != quota || full != creates-quota {
+		t.Errorf("creates: %d stored and %d over the quota, want %d and %d", won, full, quota, creates-quota)
+	}
+	winner := -1
+	for i, r := range results[creates : creates+replaces] {
+		switch {
+		case r.err == nil && !r.created && r.job.Version == shared.Version+1 && r.job.Status.ExecutionCount == creates+i:
+			if winner >= 0 {
+				t.Errorf("replaces %d and %d both won version %d", winner, creates+i, shared.Version)
+			}
+			winner = creates + i
+		case errors.Is(r.err, store.ErrConflict) && r.job == nil:
+		default:
+			t.Errorf("replace %d: %+v", creates+i, r)
+		}
+	}
+	for i, r := range results[creates+replaces : creates+replaces+absent] {
+		if !errors.Is(r.err, store.ErrNotFound) || r.job != nil {
+			t.Errorf("write to an absent collection %d: %+v", i, r)
+		}
+	}
+	for i, r := range results[creates+replaces+absent:] {
+		if !errors.Is(r.err, context.Canceled) || r.job != nil {
+			t.Errorf("write with a cancelled context %d: %+v", i, r)
+		}
+	}
+
+	got, err := d.JobGet(ctx, store.JobGetParams{Key: shared.Key})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if winner < 0 || got.Version != shared.Version+1 || got.Status.ExecutionCount != winner {
+		t.Errorf("shared job: version %d, executionCount %d; want %d and the winner's %d", got.Version, got.Status.ExecutionCount, shared.Version+1, winner)
+	}
+	jobs, err := d.JobList(ctx, store.JobListParams{Collection: ck})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(jobs) != quota+1 {
+		t.Errorf("%d jobs stored, want %d (the creates that fit and shared)", len(jobs), quota+1)
 	}
 }

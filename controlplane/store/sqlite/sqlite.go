@@ -46,6 +46,7 @@ type Driver struct {
 	r     *sql.DB // read-only pool
 	stmts map[string]*sql.Stmt
 	crud  crudStatements
+	puts  putQueue // JobPut's group commit
 }
 
 var _ store.Driver = (*Driver)(nil)
