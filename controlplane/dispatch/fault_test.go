@@ -137,3 +137,29 @@ func TestDeletedCollectionStopsItsJobs(t *testing.T) {
 	tg.none(t, 100*time.Millisecond)
 	equal(t, "unfinished executions", len(e.unfinished()), 0)
 }
+
+func TestResumedExecutionWhoseJobCannotBeReadIsTriedAgain(t *testing.T) {
+	tg := newTarget(t)
+	var f *faulty.Driver
+	e := newEnv(t, t0, func(c *dispatch.Config) {
+		f = faulty.Wrap(c.Store)
+		c.Store = f
+	})
+	props := everyMinute(t0.Add(time.Hour))
+	props.Action = httpAction(tg.URL + "/later")
+	j := e.putJob("j", props, "Disabled") // not scheduled: the loop does not hold it
+	res, err := e.store.ExecutionClaimMany(t.Context(), store.ExecutionClaimManyParams{Now: t0, Claims: []store.ExecutionClaim{
+		{Execution: store.Execution{JobID: j.ID, Tag: "left-over", Scheduled: t0, Manual: true, Phase: "MainAction", DueAt: t0, ClaimedAt: t0}},
+	}})
+	if err != nil || res[0].Err != nil {
+		t.Fatalf("claim: %v %+v", err, res)
+	}
+	f.Fail("JobGetByID", 1)
+	e.start()
+	e.settle()
+	tg.none(t, 50*time.Millisecond) // the read failed: tried again in a minute
+	e.clock.Advance(time.Minute)
+	equal(t, "tag", tg.next(t).Header.Get("x-ms-execution-tag"), "left-over")
+	e.record()
+	equal(t, "unfinished executions", len(e.unfinished()), 0)
+}

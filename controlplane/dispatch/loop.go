@@ -28,6 +28,7 @@ const (
 	evClaimedElsewhere // a manual run claimed the job: take its new Version if nothing else changed
 	evClaimed          // the writer committed a batch of claims
 	evRecorded         // the writer committed a batch of records
+	evReschedule       // a worker could not start an attempt: run it at exec.DueAt
 )
 
 type event struct {
@@ -40,6 +41,7 @@ type event struct {
 	claimErr      error
 	records       []*recordOp
 	recordResults []store.AttemptRecordResult
+	exec          *store.Execution
 }
 
 // inbox is how other goroutines talk to the loop: a slice under a mutex (posting never blocks)
@@ -87,6 +89,7 @@ type item struct {
 	seq   uint64
 	entry *entry
 	exec  *store.Execution
+	job   *store.Job // the exec's job as last known (nil: the worker loads it)
 	index int
 }
 
@@ -141,6 +144,11 @@ func (l *loop) push(at time.Time, e *entry, x *store.Execution) *item {
 	return it
 }
 
+// pushExec schedules an execution's next attempt; job is its job as known (nil: unknown).
+func (l *loop) pushExec(x *store.Execution, job *store.Job) {
+	l.push(x.DueAt, nil, x).job = job
+}
+
 // load reads the schedulable jobs and the unfinished executions, page by page.
 func (l *loop) load(ctx context.Context) error {
 	var after int64
@@ -165,7 +173,7 @@ func (l *loop) load(ctx context.Context) error {
 		}
 		for _, x := range execs {
 			after = x.ID
-			l.push(x.DueAt, nil, x)
+			l.pushExec(x, nil)
 			l.resumed++
 		}
 		if len(execs) < DefaultLoadPage {
@@ -278,7 +286,7 @@ func (l *loop) run(ctx context.Context) {
 				continue
 			}
 			if it.exec != nil {
-				l.resume(ctx, it.exec)
+				l.resume(it.exec, it.job)
 				continue
 			}
 			e := it.entry
@@ -348,24 +356,13 @@ func (l *loop) claim(e *entry, now time.Time) *claimOp {
 	}
 }
 
-// resume sends a stored execution's next attempt to the workers.
-func (l *loop) resume(ctx context.Context, x *store.Execution) {
-	var j *store.Job
+// resume sends an execution's next attempt to the workers, with its job's latest definition
+// when the loop has it (else the worker loads it: no I/O on the loop).
+func (l *loop) resume(x *store.Execution, job *store.Job) {
 	if e := l.entries[x.JobID]; e != nil {
-		j = e.job
-	} else {
-		got, err := l.d.store.JobGetByID(ctx, store.JobGetByIDParams{ID: x.JobID})
-		if errors.Is(err, store.ErrNotFound) {
-			return // deleted with its executions
-		}
-		if err != nil {
-			l.d.log.Error("loading the job of an execution: retrying in a minute", "job_id", x.JobID, "execution_tag", x.Tag, "error", err.Error())
-			l.push(l.d.clock.Now().Add(time.Minute), nil, x)
-			return
-		}
-		j = got
+		job = e.job
 	}
-	l.d.tasks.push(task{exec: *x, job: j})
+	l.d.tasks.push(task{exec: *x, job: job})
 }
 
 func (l *loop) handle(ctx context.Context, ev event) {
@@ -382,6 +379,8 @@ func (l *loop) handle(ctx context.Context, ev event) {
 		l.claimed(ctx, ev)
 	case evRecorded:
 		l.recorded(ev)
+	case evReschedule:
+		l.pushExec(ev.exec, nil)
 	}
 }
 
@@ -407,7 +406,7 @@ func (l *loop) claimed(ctx context.Context, ev event) {
 		}
 		x := res.Execution
 		if x.DueAt.After(l.d.clock.Now()) {
-			l.push(x.DueAt, nil, x) // claimed ahead: the attempt starts when due
+			l.pushExec(x, c.job) // claimed ahead: the attempt starts when due
 		} else {
 			l.d.tasks.push(task{exec: *x, job: c.job})
 		}
@@ -436,7 +435,7 @@ func (l *loop) recorded(ev event) {
 		if !r.rec.Next.IsZero() {
 			x := r.exec
 			x.Phase, x.Attempt, x.DueAt = r.rec.Phase, r.rec.Attempt, r.rec.Next
-			l.push(x.DueAt, nil, &x)
+			l.pushExec(&x, r.job)
 		}
 		e := l.entries[r.rec.JobID]
 		if e == nil {

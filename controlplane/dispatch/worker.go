@@ -2,6 +2,7 @@ package dispatch
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"sync"
@@ -89,6 +90,21 @@ func (d *Dispatcher) worker(attemptCtx context.Context) {
 		if !ok {
 			return
 		}
+		if t.job == nil {
+			j, err := d.store.JobGetByID(attemptCtx, store.JobGetByIDParams{ID: t.exec.JobID})
+			if errors.Is(err, store.ErrNotFound) {
+				continue // deleted, with its executions
+			}
+			if err != nil {
+				d.log.Error("loading the job of an execution: trying again in a minute", "job_id", t.exec.JobID,
+					"execution_tag", t.exec.Tag, "error", err.Error())
+				x := t.exec
+				x.DueAt = d.clock.Now().Add(time.Minute)
+				d.inbox.post(event{kind: evReschedule, exec: &x})
+				continue
+			}
+			t.job = j
+		}
 		r, ok := d.attempt(attemptCtx, t)
 		if !ok {
 			continue
@@ -149,7 +165,7 @@ func (d *Dispatcher) attempt(ctx context.Context, t task) (*recordOp, bool) {
 	if !res.Success {
 		status = store.HistoryFailed
 	}
-	r := &recordOp{exec: x, rec: store.AttemptRecord{
+	r := &recordOp{exec: x, job: t.job, rec: store.AttemptRecord{
 		ExecutionID: x.ID, JobID: x.JobID, FaultedAfter: d.cfg.FaultedAfter,
 		History: store.HistoryEntry{
 			ExecutionTag: x.Tag, ActionName: x.Phase, Status: status, Message: msg, RetryCount: x.Attempt,

@@ -21,6 +21,7 @@ type claimOp struct {
 
 type recordOp struct {
 	exec    store.Execution // the execution as attempted
+	job     *store.Job      // its job as attempted
 	rec     store.AttemptRecord
 	outcome string // "completed", "failed" or "faulted" when the record finishes the execution
 	tries   int
