@@ -1,7 +1,9 @@
 // Package action runs one attempt of a job's action: an HTTP(S) request with the scheduler's
-// headers and the job's outbound authentication (Basic, ClientCertificate, ActiveDirectoryOAuth).
-// It knows nothing about schedules, retries or storage: the dispatcher decides when to call it and
-// what to do with the Result.
+// headers and the job's outbound authentication (Basic, ClientCertificate, ActiveDirectoryOAuth),
+// or a message put on an Azure Storage queue (StorageQueue). Service Bus actions are not
+// implemented: their attempts fail with a message that says so. It knows nothing about
+// schedules, retries or storage: the dispatcher decides when to call it and what to do with the
+// Result.
 package action
 
 import (
