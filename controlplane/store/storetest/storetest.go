@@ -40,6 +40,7 @@ func Run(t *testing.T, newDriver func(t *testing.T) store.Driver) {
 		{"ExecutionClaimScheduled", testExecutionClaimScheduled},
 		{"ExecutionClaimManual", testExecutionClaimManual},
 		{"ExecutionListUnfinished", testExecutionListUnfinished},
+		{"LargeBatches", testLargeBatches},
 		{"AttemptRecordRetryAndErrorAction", testAttemptRecordRetryAndErrorAction},
 		{"AttemptRecordFaulted", testAttemptRecordFaulted},
 		{"AttemptRecordCompleted", testAttemptRecordCompleted},
@@ -891,5 +892,56 @@ func testJobPurgeFinal(t *testing.T, d store.Driver) {
 	}
 	if n, err = d.JobPurgeFinal(ctx, store.JobPurgeFinalParams{Before: t0.Add(11 * time.Hour)}); err != nil || n != 1 {
 		t.Fatalf("purge after the fault time: n=%d err=%v, want 1", n, err)
+	}
+}
+
+// testLargeBatches claims and records batches larger than a driver's statement chunks.
+func testLargeBatches(t *testing.T, d store.Driver) {
+	ctx := t.Context()
+	putCollection(t, d, "c", "Enabled")
+	const n = 150
+	jobs := make([]*store.Job, n)
+	claims := make([]store.ExecutionClaim, n)
+	for i := range n {
+		jobs[i] = putJob(t, d, "c", fmt.Sprintf("j%03d", i), "Enabled", t0)
+		claims[i] = scheduledClaim(jobs[i], fmt.Sprintf("tag-%03d", i), t0.Add(time.Minute))
+	}
+	res, err := d.ExecutionClaimMany(ctx, store.ExecutionClaimManyParams{Claims: claims, Now: t0})
+	if err != nil {
+		t.Fatal(err)
+	}
+	equal(t, "results", len(res), n)
+	records := make([]store.AttemptRecord, n)
+	var prev int64
+	for i, r := range res {
+		if r.Err != nil {
+			t.Fatalf("claim %d: %v", i, r.Err)
+		}
+		x := r.Execution
+		if x.ID <= prev || x.Tag != fmt.Sprintf("tag-%03d", i) || x.JobID != jobs[i].ID || x.RepeatCount != 1 {
+			t.Fatalf("claim %d: %+v (previous ID %d)", i, x, prev)
+		}
+		prev = x.ID
+		records[i] = store.AttemptRecord{ExecutionID: x.ID, JobID: x.JobID, Finished: true,
+			History: entry(x, store.ActionMain, store.HistoryCompleted, 0, fmt.Sprintf("m%03d", i))}
+	}
+	listed := unfinished(t, d)
+	equal(t, "unfinished", len(listed), n)
+	for i, x := range listed {
+		equal(t, fmt.Sprintf("listed %d", i), *x, *res[i].Execution)
+	}
+	out, err := d.AttemptRecordMany(ctx, store.AttemptRecordManyParams{Records: records, Now: t0})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, r := range out {
+		equal(t, fmt.Sprintf("record %d", i), r, store.AttemptRecordResult{State: "Enabled", Version: res[i].Version + 1, Previous: res[i].Version})
+	}
+	equal(t, "unfinished after the records", unfinished(t, d), []*store.Execution{})
+	for _, i := range []int{0, 63, 64, 127, 128, n - 1} {
+		hs := history(t, d, jobs[i], store.HistoryListParams{})
+		if len(hs) != 1 || hs[0].Message != fmt.Sprintf("m%03d", i) || hs[0].ExecutionID != res[i].Execution.ID {
+			t.Fatalf("history of job %d: %+v", i, hs)
+		}
 	}
 }
