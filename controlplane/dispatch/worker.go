@@ -32,10 +32,13 @@ type taskQueue struct {
 	items  []task
 	head   int
 	closed bool
+	// drained is signalled when the last queued task is taken (the writer commits records when
+	// no attempt waits to start).
+	drained chan struct{}
 }
 
 func newTaskQueue() *taskQueue {
-	q := &taskQueue{}
+	q := &taskQueue{drained: make(chan struct{}, 1)}
 	q.cond = sync.NewCond(&q.mu)
 	return q
 }
@@ -65,6 +68,10 @@ func (q *taskQueue) pop() (task, bool) {
 	q.head++
 	if q.head == len(q.items) {
 		q.items, q.head = q.items[:0], 0
+		select {
+		case q.drained <- struct{}{}:
+		default:
+		}
 	}
 	return t, true
 }

@@ -50,13 +50,23 @@ func (d *Dispatcher) writer(ctx context.Context) {
 		}
 	}
 	open := true
+	// Records wait while attempts wait to start (they would take the CPU those need), unless
+	// they pile up or the dispatcher is stopping.
+	recordsNow := func() bool {
+		return len(records) > 0 && (len(records) >= 4*d.cfg.BatchSize || !open || d.tasks.len() == 0)
+	}
 	for open || len(claims) > 0 || len(records) > 0 {
-		if len(claims) == 0 && len(records) == 0 {
-			o, ok := <-d.ops
-			if !ok {
-				return
+		if len(claims) == 0 && !recordsNow() {
+			select {
+			case o, ok := <-d.ops:
+				if !ok {
+					open = false
+					continue
+				}
+				add(o)
+			case <-d.tasks.drained:
+				continue
 			}
-			add(o)
 		}
 	drain:
 		for len(claims) < d.cfg.BatchSize && len(records) < 4*d.cfg.BatchSize && open {
@@ -79,7 +89,7 @@ func (d *Dispatcher) writer(ctx context.Context) {
 		}
 		// Claims go first (they start attempts: lateness), records when no claim waits or when
 		// they pile up.
-		if len(records) > 0 && (len(claims) == 0 || len(records) >= 4*d.cfg.BatchSize || !open) {
+		if recordsNow() && (len(claims) == 0 || len(records) >= 4*d.cfg.BatchSize || !open) {
 			n := min(len(records), d.cfg.BatchSize)
 			batch := records[:n:n]
 			records = records[n:]
