@@ -52,6 +52,12 @@ func (d *Driver) ExecutionClaimMany(ctx context.Context, params store.ExecutionC
 		scheduled, manual := d.stmt(ctx, tx, "claim.scheduled"), d.stmt(ctx, tx, "claim.manual")
 		exists := d.stmt(ctx, tx, "claim.exists")
 		var claimed []*store.Execution // inserted together at the end
+		// The dispatcher's batches (scheduled claims of distinct jobs) update their jobs a chunk
+		// per statement; any other batch goes row by row, in order.
+		batched, err := d.claimJobs(ctx, tx, params.Claims, now)
+		if err != nil {
+			return err
+		}
 		for i, c := range params.Claims {
 			e := c.Execution
 			var (
@@ -59,9 +65,14 @@ func (d *Driver) ExecutionClaimMany(ctx context.Context, params store.ExecutionC
 				count   int
 				err     error
 			)
-			if c.ExpectVersion > 0 {
+			switch r, ok := batched[e.JobID]; {
+			case batched != nil && ok:
+				version, count = r.version, r.count
+			case batched != nil:
+				err = sql.ErrNoRows
+			case c.ExpectVersion > 0:
 				err = scheduled.QueryRowContext(ctx, nanos(c.NextExecutionTime), now, e.JobID, c.ExpectVersion).Scan(&version, &count)
-			} else {
+			default:
 				err = manual.QueryRowContext(ctx, now, e.JobID).Scan(&version, &count)
 			}
 			if errors.Is(err, sql.ErrNoRows) {
@@ -92,6 +103,76 @@ func (d *Driver) ExecutionClaimMany(ctx context.Context, params store.ExecutionC
 		return nil, fmt.Errorf("execution claim: %w", err)
 	}
 	return out, nil
+}
+
+// claimed is a job as a claim left it.
+type claimedJob struct {
+	version int64
+	count   int
+}
+
+// claimJobs updates the jobs of a batch of scheduled claims of distinct jobs, historyChunk per
+// statement, and returns the jobs it updated (a claim whose job is absent lost: conflict or gone).
+// It returns nil, doing nothing, for any other batch.
+func (d *Driver) claimJobs(ctx context.Context, tx *sql.Tx, claims []store.ExecutionClaim, now int64) (map[int64]claimedJob, error) {
+	seen := make(map[int64]claimedJob, len(claims))
+	for _, c := range claims {
+		if _, dup := seen[c.Execution.JobID]; dup || c.ExpectVersion <= 0 {
+			return nil, nil
+		}
+		seen[c.Execution.JobID] = claimedJob{}
+	}
+	out := make(map[int64]claimedJob, len(claims))
+	full := d.stmt(ctx, tx, "claim.batch64")
+	for len(claims) > 0 {
+		n := min(len(claims), historyChunk)
+		chunk := claims[:n]
+		claims = claims[n:]
+		args := make([]any, 0, 1+3*n)
+		args = append(args, now)
+		for _, c := range chunk {
+			args = append(args, c.Execution.JobID, c.ExpectVersion, nanos(c.NextExecutionTime))
+		}
+		var (
+			rows *sql.Rows
+			err  error
+		)
+		if n == historyChunk {
+			rows, err = full.QueryContext(ctx, args...)
+		} else {
+			rows, err = tx.QueryContext(ctx, claimBatchOf(n), args...)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("claim jobs: %w", err)
+		}
+		for rows.Next() {
+			var (
+				id int64
+				r  claimedJob
+			)
+			if err := rows.Scan(&id, &r.version, &r.count); err != nil {
+				_ = rows.Close()
+				return nil, fmt.Errorf("claim jobs: %w", err)
+			}
+			out[id] = r
+		}
+		if err := rows.Close(); err != nil {
+			return nil, fmt.Errorf("claim jobs: %w", err)
+		}
+		if err := rows.Err(); err != nil {
+			return nil, fmt.Errorf("claim jobs: %w", err)
+		}
+	}
+	return out, nil
+}
+
+func claimBatchOf(n int) string {
+	return `UPDATE jobs SET next_execution_time = v.column3, execution_count = execution_count + 1,
+		last_execution_time = ?, version = version + 1
+		FROM (VALUES ` + strings.TrimSuffix(strings.Repeat("(?, ?, ?), ", n), ", ") + `) AS v
+		WHERE jobs.id = v.column1 AND jobs.version = v.column2 AND jobs.state = 'Enabled'
+		AND (SELECT state FROM collections WHERE id = jobs.collection_id) = 'Enabled'
+		RETURNING jobs.id, jobs.version, jobs.execution_count`
 }
 
 // ExecutionListUnfinished pages through the stored executions.
@@ -272,6 +353,7 @@ var writerStatements = map[string]string{
 		last_execution_time = ?, version = version + 1 WHERE id = ? RETURNING version, execution_count`,
 	"claim.exists":     `SELECT 1 FROM jobs WHERE id = ?`,
 	"claim.insert64":   executionInsertOf(historyChunk),
+	"claim.batch64":    claimBatchOf(historyChunk),
 	"record.next":      `UPDATE executions SET phase = ?, attempt = ?, due_at = ? WHERE id = ? AND job_id = ? RETURNING id`,
 	"record.history64": historyInsertOf(historyChunk),
 	"record.job": `UPDATE jobs SET failure_count = failure_count + ?, faulted_count = faulted_count + ?,
