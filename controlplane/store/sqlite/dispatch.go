@@ -354,6 +354,7 @@ var writerStatements = map[string]string{
 	"claim.exists":     `SELECT 1 FROM jobs WHERE id = ?`,
 	"claim.insert64":   executionInsertOf(historyChunk),
 	"claim.batch64":    claimBatchOf(historyChunk),
+	"record.batch64":   recordBatchOf(historyChunk),
 	"record.next":      `UPDATE executions SET phase = ?, attempt = ?, due_at = ? WHERE id = ? AND job_id = ? RETURNING id`,
 	"record.history64": historyInsertOf(historyChunk),
 	"record.job": `UPDATE jobs SET failure_count = failure_count + ?, faulted_count = faulted_count + ?,
@@ -388,11 +389,14 @@ func (d *Driver) AttemptRecordMany(ctx context.Context, params store.AttemptReco
 	err := d.tx(ctx, func(tx *sql.Tx) error {
 		next := d.stmt(ctx, tx, "record.next")
 		job, others, final := d.stmt(ctx, tx, "record.job"), d.stmt(ctx, tx, "record.others"), d.stmt(ctx, tx, "record.final")
-		var rows []any // history rows, inserted together at the end
 		finished, err := d.deleteExecutions(ctx, tx, params.Records)
 		if err != nil {
 			return err
 		}
+		var (
+			rows    []any // history rows, inserted together at the end
+			touched []int // records that change their job
+		)
 		for i, r := range params.Records {
 			var err error
 			if r.Finished {
@@ -413,28 +417,38 @@ func (d *Driver) AttemptRecordMany(ctx context.Context, params store.AttemptReco
 			h := r.History
 			rows = append(rows, r.JobID, r.ExecutionID, h.ExecutionTag, h.ActionName, h.Status, h.Message,
 				h.RetryCount, h.RepeatCount, nanos(h.ExpectedExecutionTime), nanos(h.StartTime), nanos(h.EndTime))
-			if !r.Failure && !r.Finished {
-				continue // the job is untouched
+			if r.Failure || r.Finished {
+				touched = append(touched, i)
 			}
-			var (
-				version     int64
-				state       string
-				consecutive int
-				nextAt      int64
-			)
-			err = job.QueryRowContext(ctx, boolInt(r.Failure), boolInt(r.Finished && r.Faulted),
-				r.Finished && r.Faulted, r.Finished, r.JobID).Scan(&version, &state, &consecutive, &nextAt)
-			if err != nil {
-				return err
+		}
+		// Records of distinct jobs update them a chunk per statement; else row by row, in order.
+		batched, err := d.recordJobs(ctx, tx, params.Records, touched)
+		if err != nil {
+			return err
+		}
+		for _, i := range touched {
+			r := params.Records[i]
+			var j recordedJob
+			if batched != nil {
+				var ok bool
+				if j, ok = batched[r.JobID]; !ok {
+					return fmt.Errorf("job %d of execution %d was not updated", r.JobID, r.ExecutionID)
+				}
+			} else {
+				err := job.QueryRowContext(ctx, boolInt(r.Failure), boolInt(r.Finished && r.Faulted),
+					boolInt(r.Finished && r.Faulted), boolInt(r.Finished), r.JobID).Scan(&j.version, &j.state, &j.consecutive, &j.next)
+				if err != nil {
+					return err
+				}
 			}
-			out[i] = store.AttemptRecordResult{State: state, Version: version, Previous: version - 1}
-			if !r.Finished || state != store.JobStateEnabled {
+			out[i] = store.AttemptRecordResult{State: j.state, Version: j.version, Previous: j.version - 1}
+			if !r.Finished || j.state != store.JobStateEnabled {
 				continue
 			}
 			to := ""
-			if r.Faulted && r.FaultedAfter > 0 && consecutive >= r.FaultedAfter {
+			if r.Faulted && r.FaultedAfter > 0 && j.consecutive >= r.FaultedAfter {
 				to = store.JobStateFaulted
-			} else if nextAt == 0 {
+			} else if j.next == 0 {
 				var n int
 				if err := others.QueryRowContext(ctx, r.JobID).Scan(&n); err != nil {
 					return err
@@ -456,6 +470,77 @@ func (d *Driver) AttemptRecordMany(ctx context.Context, params store.AttemptReco
 		return nil, fmt.Errorf("attempt record: %w", err)
 	}
 	return out, nil
+}
+
+// recordedJob is a job as a record left it.
+type recordedJob struct {
+	version     int64
+	state       string
+	consecutive int
+	next        int64
+}
+
+// recordJobs applies the counters of the touched records to their jobs, historyChunk per
+// statement, when those jobs are distinct; it returns nil, doing nothing, otherwise.
+func (d *Driver) recordJobs(ctx context.Context, tx *sql.Tx, records []store.AttemptRecord, touched []int) (map[int64]recordedJob, error) {
+	seen := make(map[int64]bool, len(touched))
+	for _, i := range touched {
+		if seen[records[i].JobID] {
+			return nil, nil
+		}
+		seen[records[i].JobID] = true
+	}
+	out := make(map[int64]recordedJob, len(touched))
+	full := d.stmt(ctx, tx, "record.batch64")
+	for len(touched) > 0 {
+		n := min(len(touched), historyChunk)
+		chunk := touched[:n]
+		touched = touched[n:]
+		args := make([]any, 0, 5*n)
+		for _, i := range chunk {
+			r := records[i]
+			args = append(args, r.JobID, boolInt(r.Failure), boolInt(r.Finished && r.Faulted), boolInt(r.Finished && r.Faulted), boolInt(r.Finished))
+		}
+		var (
+			rows *sql.Rows
+			err  error
+		)
+		if n == historyChunk {
+			rows, err = full.QueryContext(ctx, args...)
+		} else {
+			rows, err = tx.QueryContext(ctx, recordBatchOf(n), args...)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("record jobs: %w", err)
+		}
+		for rows.Next() {
+			var (
+				id int64
+				j  recordedJob
+			)
+			if err := rows.Scan(&id, &j.version, &j.state, &j.consecutive, &j.next); err != nil {
+				_ = rows.Close()
+				return nil, fmt.Errorf("record jobs: %w", err)
+			}
+			out[id] = j
+		}
+		if err := rows.Close(); err != nil {
+			return nil, fmt.Errorf("record jobs: %w", err)
+		}
+		if err := rows.Err(); err != nil {
+			return nil, fmt.Errorf("record jobs: %w", err)
+		}
+	}
+	return out, nil
+}
+
+func recordBatchOf(n int) string {
+	return `UPDATE jobs SET failure_count = failure_count + v.column2, faulted_count = faulted_count + v.column3,
+		consecutive_faults = CASE WHEN v.column4 THEN consecutive_faults + 1 WHEN v.column5 THEN 0 ELSE consecutive_faults END,
+		version = version + 1
+		FROM (VALUES ` + strings.TrimSuffix(strings.Repeat("(?, ?, ?, ?, ?), ", n), ", ") + `) AS v
+		WHERE jobs.id = v.column1
+		RETURNING jobs.id, jobs.version, jobs.state, jobs.consecutive_faults, jobs.next_execution_time`
 }
 
 // purgeChunk is how many rows one purge transaction deletes at most, so that a large purge never

@@ -45,6 +45,7 @@ func Run(t *testing.T, newDriver func(t *testing.T) store.Driver) {
 		{"AttemptRecordFaulted", testAttemptRecordFaulted},
 		{"AttemptRecordCompleted", testAttemptRecordCompleted},
 		{"AttemptRecordGone", testAttemptRecordGone},
+		{"AttemptRecordSameJobTwiceInABatch", testAttemptRecordSameJobTwice},
 		{"HistoryListOrderFilterPaging", testHistoryList},
 		{"HistoryPurge", testHistoryPurge},
 		{"JobPurgeFinal", testJobPurgeFinal},
@@ -944,4 +945,32 @@ func testLargeBatches(t *testing.T, d store.Driver) {
 			t.Fatalf("history of job %d: %+v", i, hs)
 		}
 	}
+}
+
+// testAttemptRecordSameJobTwice records two executions of one job in one batch: they apply in
+// order (a faulted occurrence, then a good one that resets the run of faults).
+func testAttemptRecordSameJobTwice(t *testing.T, d store.Driver) {
+	putCollection(t, d, "c", "Enabled")
+	j := putJob(t, d, "c", "j", "Enabled", t0)
+	e1 := claim(t, d, scheduledClaim(j, "one", t0.Add(time.Minute))).Execution
+	e2 := claim(t, d, scheduledClaim(getJob(t, d, j.ID), "two", t0.Add(2*time.Minute))).Execution
+	before := getJob(t, d, j.ID).Version
+	res, err := d.AttemptRecordMany(t.Context(), store.AttemptRecordManyParams{Now: t0, Records: []store.AttemptRecord{
+		{ExecutionID: e1.ID, JobID: j.ID, History: entry(e1, store.ActionMain, store.HistoryFailed, 0, "bad"),
+			Failure: true, Finished: true, Faulted: true, FaultedAfter: 5},
+		{ExecutionID: e2.ID, JobID: j.ID, History: entry(e2, store.ActionMain, store.HistoryCompleted, 0, "good"),
+			Finished: true, FaultedAfter: 5},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	equal(t, "results", res, []store.AttemptRecordResult{
+		{State: "Enabled", Version: before + 1, Previous: before},
+		{State: "Enabled", Version: before + 2, Previous: before + 1},
+	})
+	got := getJob(t, d, j.ID)
+	equal(t, "status", got.Status, store.JobStatus{ExecutionCount: 2, FailureCount: 1, FaultedCount: 1, ConsecutiveFaults: 0,
+		LastExecutionTime: t0, NextExecutionTime: t0.Add(2 * time.Minute)})
+	equal(t, "history", len(history(t, d, j, store.HistoryListParams{})), 2)
+	equal(t, "executions", unfinished(t, d), []*store.Execution{})
 }
