@@ -26,7 +26,9 @@
 //   - "Run now" is one more execution (it counts toward executionCount and count), expected at
 //     the moment of the request; it runs whatever the job's state and leaves the schedule alone.
 //   - Disabling a job or its collection stops new occurrences; an occurrence already claimed
-//     (its retries, its error action) still finishes.
+//     (its retries, its error action) still finishes. As occurrences are claimed up to Lookahead
+//     early, one due less than Lookahead after the change may still run, and a job's
+//     nextExecutionTime moves on up to Lookahead before the occurrence it replaces has run.
 //   - A failed attempt that will be retried is recorded as Failed; this dispatcher records no
 //     Postponed attempts.
 //   - An occurrence is faulted when its main action failed after its retries and it has no error
