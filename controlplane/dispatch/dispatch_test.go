@@ -104,10 +104,12 @@ func TestRetriesErrorActionAndFaulted(t *testing.T) {
 		t.Helper()
 		e.clock.Set(at)
 		var tags []string
+		requestIDs := map[string]bool{}
 		for i := range 3 {
 			h := tg.next(t)
 			equal(t, fmt.Sprintf("attempt %d path", i), h.Path, "/main")
 			tags = append(tags, h.Header.Get("x-ms-execution-tag"))
+			requestIDs[h.Header.Get("x-ms-client-request-id")] = true
 			r := e.record()
 			equal(t, fmt.Sprintf("attempt %d retry count", i), r.History.RetryCount, i)
 			if i < 2 {
@@ -125,6 +127,7 @@ func TestRetriesErrorActionAndFaulted(t *testing.T) {
 		for _, tag := range tags[1:] {
 			equal(t, "tag stable across attempts", tag, tags[0])
 		}
+		equal(t, "a new client request id per attempt", len(requestIDs), 3)
 		return tags[0]
 	}
 	tag := occurrence(t0.Add(time.Minute))
