@@ -3,8 +3,9 @@ package dispatch
 import (
 	"container/heap"
 	"context"
+	"encoding/json"
 	"errors"
-	"reflect"
+	"fmt"
 	"sync"
 	"time"
 
@@ -74,6 +75,7 @@ func (in *inbox) take() []event {
 type entry struct {
 	job       *store.Job // as last loaded (definition sealed)
 	rule      *recurrence.Rule
+	ruleKey   string
 	next      time.Time
 	version   int64
 	execCount int
@@ -128,13 +130,14 @@ func (h *timeHeap) Pop() any {
 type loop struct {
 	d       *Dispatcher
 	entries map[int64]*entry
+	rules   ruleCache
 	heap    timeHeap
 	seq     uint64
 	resumed int
 }
 
 func newLoop(d *Dispatcher) *loop {
-	return &loop{d: d, entries: map[int64]*entry{}}
+	return &loop{d: d, entries: map[int64]*entry{}, rules: ruleCache{}}
 }
 
 func (l *loop) push(at time.Time, e *entry, x *store.Execution) *item {
@@ -187,27 +190,29 @@ func (l *loop) load(ctx context.Context) error {
 // dropped.
 func (l *loop) put(j *store.Job) {
 	old := l.entries[j.ID]
+	if j.State != store.JobStateEnabled || j.CollectionState != store.CollectionStateEnabled || j.Status.NextExecutionTime.IsZero() {
+		l.drop(j.ID)
+		return
+	}
+	key := scheduleKey(j)
+	var rule *recurrence.Rule
+	if old != nil && old.ruleKey == key {
+		rule = old.rule // the schedule did not change
+	} else {
+		r, err := l.rules.acquire(key, j)
+		if err != nil {
+			l.d.log.Error("job has an invalid schedule: not scheduled", "job_id", j.ID, "job", j.Key.Name, "error", err.Error())
+			l.drop(j.ID)
+			return
+		}
+		l.drop(j.ID)
+		rule = r
+	}
 	if old != nil && old.item != nil {
 		heap.Remove(&l.heap, old.item.index)
 		old.item = nil
 	}
-	if j.State != store.JobStateEnabled || j.CollectionState != store.CollectionStateEnabled || j.Status.NextExecutionTime.IsZero() {
-		delete(l.entries, j.ID)
-		return
-	}
-	var rule *recurrence.Rule
-	if old != nil && old.rule != nil && sameSchedule(old.job, j) {
-		rule = old.rule // compiled rules are cached until the schedule itself changes
-	} else {
-		r, err := recurrence.Compile(j.Properties.StartTime, j.Properties.Recurrence, j.CreatedAt)
-		if err != nil {
-			l.d.log.Error("job has an invalid schedule: not scheduled", "job_id", j.ID, "job", j.Key.Name, "error", err.Error())
-			delete(l.entries, j.ID)
-			return
-		}
-		rule = r
-	}
-	e := &entry{job: j, rule: rule, next: j.Status.NextExecutionTime, version: j.Version, execCount: j.Status.ExecutionCount}
+	e := &entry{job: j, rule: rule, ruleKey: key, next: j.Status.NextExecutionTime, version: j.Version, execCount: j.Status.ExecutionCount}
 	e.item = l.push(e.next.Add(-l.d.cfg.Lookahead), e, nil)
 	l.entries[j.ID] = e
 }
@@ -230,12 +235,14 @@ func (l *loop) reload(ctx context.Context, id int64) {
 	l.put(j)
 }
 
+// drop forgets a job: out of the heap, its rule released.
 func (l *loop) drop(id int64) {
 	if e := l.entries[id]; e != nil {
 		if e.item != nil {
 			heap.Remove(&l.heap, e.item.index)
 			e.item = nil
 		}
+		l.rules.release(e.ruleKey)
 		delete(l.entries, id)
 	}
 }
@@ -419,7 +426,7 @@ func (l *loop) claimed(ctx context.Context, ev event) {
 			e.dirty = false
 			l.reload(ctx, e.job.ID)
 		case e.next.IsZero():
-			delete(l.entries, e.job.ID) // nothing left: it completes when its execution ends
+			l.drop(e.job.ID) // nothing left: it completes when its execution ends
 		default:
 			e.item = l.push(e.next.Add(-l.d.cfg.Lookahead), e, nil)
 		}
@@ -454,8 +461,46 @@ func (l *loop) recorded(ev event) {
 	}
 }
 
-// sameSchedule reports whether two versions of a job compile to the same rule.
-func sameSchedule(a, b *store.Job) bool {
-	return a.Properties.StartTime == b.Properties.StartTime && a.CreatedAt.Equal(b.CreatedAt) &&
-		reflect.DeepEqual(a.Properties.Recurrence, b.Properties.Recurrence)
+// scheduleKey identifies what a job's rule is compiled from: startTime and recurrence, and the
+// creation time when there is no startTime (it is then the anchor).
+func scheduleKey(j *store.Job) string {
+	rec, err := json.Marshal(j.Properties.Recurrence)
+	if err != nil {
+		rec = []byte(fmt.Sprintf("%p", j)) // never shared
+	}
+	k := j.Properties.StartTime + "\x00" + string(rec)
+	if j.Properties.StartTime == "" {
+		k += "\x00" + j.CreatedAt.UTC().Format(time.RFC3339Nano)
+	}
+	return k
+}
+
+// ruleCache shares compiled rules between jobs with the same schedule (often most of them:
+// compiled rules are the largest part of a job's memory), counting the jobs that use each.
+type ruleCache map[string]*sharedRule
+
+type sharedRule struct {
+	rule *recurrence.Rule
+	refs int
+}
+
+func (c ruleCache) acquire(key string, j *store.Job) (*recurrence.Rule, error) {
+	if r := c[key]; r != nil {
+		r.refs++
+		return r.rule, nil
+	}
+	rule, err := recurrence.Compile(j.Properties.StartTime, j.Properties.Recurrence, j.CreatedAt)
+	if err != nil {
+		return nil, err
+	}
+	c[key] = &sharedRule{rule: rule, refs: 1}
+	return rule, nil
+}
+
+func (c ruleCache) release(key string) {
+	if r := c[key]; r != nil {
+		if r.refs--; r.refs <= 0 {
+			delete(c, key)
+		}
+	}
 }
