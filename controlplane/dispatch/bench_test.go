@@ -205,6 +205,7 @@ func BenchmarkLoad100k(b *testing.B) {
 	hourly := &wire.JobRecurrence{Frequency: "Hour", Interval: intp(1)}
 	st, box := benchSetupEach(b, jobs, hourly, func(i int) string { return fmt.Sprintf("http://127.0.0.1:1/%d", i) },
 		func(i int) time.Time { return due.Add(time.Duration(i%60) * time.Minute) })
+	b.ResetTimer()
 	b.StopTimer()
 	for range b.N {
 		runtime.GC()
