@@ -547,11 +547,15 @@ func recordBatchOf(n int) string {
 // holds the write lock (and the dispatcher's commits) for long.
 const purgeChunk = 5000
 
+// purgeJobChunk is how many jobs one purge transaction deletes at most: each takes its history
+// (up to 1,000 executions' worth) with it.
+const purgeJobChunk = 50
+
 // HistoryPurge deletes old history and history beyond the last KeepPerJob executions of each job
 // (executions are numbered by the job's execution count: those at or below count - KeepPerJob
 // go). It deletes in transactions of at most purgeChunk rows.
 func (d *Driver) HistoryPurge(ctx context.Context, params store.HistoryPurgeParams) (int64, error) {
-	total, err := d.deleteChunks(ctx, `DELETE FROM history WHERE id IN (SELECT id FROM history WHERE end_time < ? LIMIT ?)`,
+	total, err := d.deleteChunks(ctx, purgeChunk, `DELETE FROM history WHERE id IN (SELECT id FROM history WHERE end_time < ? LIMIT ?)`,
 		nanos(params.Before))
 	if err != nil {
 		return total, fmt.Errorf("history purge: %w", err)
@@ -559,7 +563,7 @@ func (d *Driver) HistoryPurge(ctx context.Context, params store.HistoryPurgePara
 	if params.KeepPerJob <= 0 {
 		return total, nil
 	}
-	n, err := d.deleteChunks(ctx, `DELETE FROM history WHERE id IN (
+	n, err := d.deleteChunks(ctx, purgeChunk, `DELETE FROM history WHERE id IN (
 		SELECT h.id FROM jobs j JOIN history h ON h.job_id = j.id AND h.repeat_count <= j.execution_count - ?
 		WHERE j.execution_count > ? LIMIT ?)`, params.KeepPerJob, params.KeepPerJob)
 	total += n
@@ -569,12 +573,12 @@ func (d *Driver) HistoryPurge(ctx context.Context, params store.HistoryPurgePara
 	return total, nil
 }
 
-// deleteChunks runs a DELETE whose last parameter is a LIMIT until it deletes fewer rows than
-// the limit, and returns the rows deleted.
-func (d *Driver) deleteChunks(ctx context.Context, q string, args ...any) (int64, error) {
+// deleteChunks runs a DELETE whose last parameter is a LIMIT (chunk) until it deletes fewer rows
+// than that, and returns the rows deleted.
+func (d *Driver) deleteChunks(ctx context.Context, chunk int, q string, args ...any) (int64, error) {
 	var total int64
 	for {
-		res, err := d.w.ExecContext(ctx, q, append(args, purgeChunk)...)
+		res, err := d.w.ExecContext(ctx, q, append(args, chunk)...)
 		if err != nil {
 			return total, err
 		}
@@ -583,22 +587,19 @@ func (d *Driver) deleteChunks(ctx context.Context, q string, args ...any) (int64
 			return total, err
 		}
 		total += n
-		if n < purgeChunk {
+		if n < int64(chunk) {
 			return total, nil
 		}
 	}
 }
 
-// JobPurgeFinal deletes Completed and Faulted jobs that ended before params.Before.
+// JobPurgeFinal deletes Completed and Faulted jobs that ended before params.Before, with their
+// history, purgeJobChunk jobs per transaction.
 func (d *Driver) JobPurgeFinal(ctx context.Context, params store.JobPurgeFinalParams) (int64, error) {
-	res, err := d.w.ExecContext(ctx, `DELETE FROM jobs WHERE state IN ('Completed', 'Faulted') AND final_at > 0 AND final_at < ?`,
-		nanos(params.Before))
+	n, err := d.deleteChunks(ctx, purgeJobChunk, `DELETE FROM jobs WHERE id IN (SELECT id FROM jobs
+		WHERE state IN ('Completed', 'Faulted') AND final_at > 0 AND final_at < ? LIMIT ?)`, nanos(params.Before))
 	if err != nil {
-		return 0, fmt.Errorf("job purge: %w", err)
-	}
-	n, err := res.RowsAffected()
-	if err != nil {
-		return 0, fmt.Errorf("job purge: %w", err)
+		return n, fmt.Errorf("job purge: %w", err)
 	}
 	return n, nil
 }

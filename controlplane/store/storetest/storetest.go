@@ -894,6 +894,17 @@ func testJobPurgeFinal(t *testing.T, d store.Driver) {
 	if n, err = d.JobPurgeFinal(ctx, store.JobPurgeFinalParams{Before: t0.Add(11 * time.Hour)}); err != nil || n != 1 {
 		t.Fatalf("purge after the fault time: n=%d err=%v, want 1", n, err)
 	}
+
+	// Many at once (more than a driver deletes per transaction).
+	for i := range 120 {
+		putJob(t, d, "c", fmt.Sprintf("done-%03d", i), "Completed", time.Time{})
+	}
+	if n, err = d.JobPurgeFinal(ctx, store.JobPurgeFinalParams{Before: t0.Add(time.Hour)}); err != nil || n != 120 {
+		t.Fatalf("purge of 120 completed jobs: n=%d err=%v, want 120", n, err)
+	}
+	if c, err := d.JobCount(ctx, store.JobCountParams{Collection: collectionKey("c")}); err != nil || c != 2 {
+		t.Fatalf("jobs left: %d, %v; want 2 (live and disabled)", c, err)
+	}
 }
 
 // testLargeBatches claims and records batches larger than a driver's statement chunks.
