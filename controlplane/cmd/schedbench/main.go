@@ -75,7 +75,12 @@ func run(ctx context.Context, o options, out io.Writer) error {
 	}
 	defer d.stop(o.keep)
 	fmt.Fprintf(out, "schedulerd %s (pid %d, data %s), sink %s\n", d.endpoint, d.pid(), d.dataDir, s.url)
+	fmt.Fprintf(out, "load average at start: %s\n", loadAverage())
 
+	before, err := markCPU(d)
+	if err != nil {
+		return err
+	}
 	created, putElapsed, err := createJobs(ctx, o, d, s.url)
 	if err != nil {
 		return err
@@ -83,6 +88,11 @@ func run(ctx context.Context, o options, out io.Writer) error {
 	fmt.Fprintf(out, "created %d jobs in %d collections in %s: %.0f PUT/s (%d concurrent clients)\n",
 		created, (created+o.perColl-1)/o.perColl, putElapsed.Round(time.Millisecond),
 		float64(created)/putElapsed.Seconds(), o.putWorkers)
+	afterPuts, err := markCPU(d)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "CPU for the PUTs (with any fires due meanwhile): %s\n", before.since(afterPuts, created, "PUT"))
 
 	// Observe whole cycles that start after every job exists.
 	first := time.Now().Truncate(time.Minute).Add(time.Minute)
@@ -91,6 +101,17 @@ func run(ctx context.Context, o options, out io.Writer) error {
 		first.UTC().Format(time.RFC3339), last.UTC().Format(time.RFC3339))
 	deadline := last.Add(o.spread).Add(30 * time.Second)
 	want := created * o.cycles
+	var cyclesStart cpuMark
+	for time.Now().Before(first) {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(time.Until(first)):
+		}
+	}
+	if cyclesStart, err = markCPU(d); err != nil {
+		return err
+	}
 	for time.Now().Before(deadline) {
 		if s.countBetween(first, last) >= want && time.Now().After(last.Add(-time.Minute).Add(o.spread)) {
 			break
@@ -106,6 +127,12 @@ func run(ctx context.Context, o options, out io.Writer) error {
 		st := s.stats(from, from.Add(time.Minute))
 		fmt.Fprintf(out, "cycle %d: %d/%d fires; %s\n", c+1, st.count, created, st)
 	}
+	cyclesEnd, err := markCPU(d)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "CPU over the observed cycles: %s\n", cyclesStart.since(cyclesEnd, s.countBetween(first, last), "fire"))
+	fmt.Fprintf(out, "load average at the end: %s\n", loadAverage())
 	if got := s.countBetween(first, last); got < want {
 		return fmt.Errorf("the sink received %d of the %d fires due in the observed cycles", got, want)
 	}

@@ -1,0 +1,96 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// clockTick is the unit of the CPU times in /proc/<pid>/stat (USER_HZ, 100 on Linux).
+const clockTick = 10 * time.Millisecond
+
+// processCPU returns the CPU time (user + system) process pid has used so far.
+func processCPU(pid int) (time.Duration, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0, fmt.Errorf("cpu time of %d: %w", pid, err)
+	}
+	return parseStatCPU(string(b))
+}
+
+// parseStatCPU reads utime + stime from the text of /proc/<pid>/stat. The command name (second
+// field) is in parentheses and may hold spaces and parentheses: fields are counted after the
+// last ')'.
+func parseStatCPU(stat string) (time.Duration, error) {
+	i := strings.LastIndexByte(stat, ')')
+	if i < 0 {
+		return 0, fmt.Errorf("stat %q: no command name", stat)
+	}
+	f := strings.Fields(stat[i+1:])
+	// f[0] is field 3 (state); utime and stime are fields 14 and 15.
+	if len(f) < 13 {
+		return 0, fmt.Errorf("stat %q: %d fields after the command name, want at least 13", stat, len(f))
+	}
+	var ticks int64
+	for _, s := range f[11:13] {
+		n, err := strconv.ParseInt(s, 10, 64)
+		if err != nil {
+			return 0, fmt.Errorf("stat: cpu time %q: %w", s, err)
+		}
+		ticks += n
+	}
+	return time.Duration(ticks) * clockTick, nil
+}
+
+// selfCPU returns the CPU time (user + system) this process (clients and sink) has used so far.
+func selfCPU() (time.Duration, error) {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0, fmt.Errorf("getrusage: %w", err)
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano()), nil
+}
+
+// cpuMark is the CPU time of the daemon and of this process at one moment.
+type cpuMark struct{ daemon, self time.Duration }
+
+func markCPU(d *daemon) (cpuMark, error) {
+	dc, err := processCPU(d.pid())
+	if err != nil {
+		return cpuMark{}, err
+	}
+	sc, err := selfCPU()
+	if err != nil {
+		return cpuMark{}, err
+	}
+	return cpuMark{daemon: dc, self: sc}, nil
+}
+
+// since describes the CPU used from m to now per unit of work (n units named what).
+func (m cpuMark) since(now cpuMark, n int, what string) string {
+	dd, ds := now.daemon-m.daemon, now.self-m.self
+	per := func(t time.Duration) string {
+		if n == 0 {
+			return "-"
+		}
+		return (t / time.Duration(n)).Round(time.Microsecond).String()
+	}
+	return fmt.Sprintf("daemon %s (%s per %s), schedbench %s (%s per %s)",
+		dd.Round(10*time.Millisecond), per(dd), what, ds.Round(10*time.Millisecond), per(ds), what)
+}
+
+// loadAverage is the first three fields of /proc/loadavg.
+func loadAverage() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "unknown"
+	}
+	f := strings.Fields(string(b))
+	if len(f) < 3 {
+		return "unknown"
+	}
+	return strings.Join(f[:3], " ")
+}
