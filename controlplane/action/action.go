@@ -212,12 +212,13 @@ func (e *Executor) doHTTP(ctx context.Context, a Attempt) Result {
 	for k, v := range r.Headers {
 		req.Header.Set(k, v)
 	}
-	req.Header.Set(HeaderExecutionTag, a.ExecutionTag)
-	req.Header.Set(HeaderClientRequestID, a.ClientRequestID)
-	req.Header.Set(HeaderExpectedExecution, a.ExpectedExecution.UTC().Format(time.RFC3339))
-	req.Header.Set(HeaderJobID, a.JobID)
-	req.Header.Set(HeaderJobCollectionID, a.JobCollectionID)
-	req.Header.Set(HeaderExecutionRegion, a.Region)
+	// Canonical keys written directly: these six are set on every attempt.
+	req.Header["X-Ms-Execution-Tag"] = []string{a.ExecutionTag}
+	req.Header["X-Ms-Client-Request-Id"] = []string{a.ClientRequestID}
+	req.Header["X-Ms-Scheduler-Expected-Execution-Time"] = []string{a.ExpectedExecution.UTC().Format(time.RFC3339)}
+	req.Header["X-Ms-Scheduler-Jobid"] = []string{a.JobID}
+	req.Header["X-Ms-Scheduler-Jobcollectionid"] = []string{a.JobCollectionID}
+	req.Header["X-Ms-Scheduler-Execution-Region"] = []string{a.Region}
 
 	client := e.client
 	if auth := r.Authentication; auth != nil {
