@@ -139,16 +139,34 @@ func (r *jobResource) Create(ctx context.Context, req resource.CreateRequest, re
 		apiError(&resp.Diagnostics, "checking whether job "+id.String()+" exists", err)
 		return
 	}
+	if state, ok := putJob(ctx, c, id, &plan, "creating", "created", &resp.Diagnostics); ok {
+		resp.Diagnostics.Append(resp.State.Set(ctx, state)...)
+	}
+}
+
+// putJob sends the planned job and returns the state to record; doing and done ("creating",
+// "created") name the step in the error and the log.
+func putJob(ctx context.Context, c *client.Client, id client.JobID, plan *jobModel, doing, done string, diags *diag.Diagnostics) (*jobModel, bool) {
 	props, _ := plan.toWire()
 	out, err := c.JobPut(ctx, id, &wire.JobDefinition{Properties: props})
 	if err != nil {
-		apiError(&resp.Diagnostics, "creating job "+id.String(), err)
-		return
+		apiError(diags, doing+" job "+id.String(), err)
+		return nil, false
 	}
 	var state jobModel
-	state.fromWire(id, out, &plan)
-	tflog.Info(ctx, "created job", map[string]any{"id": id.String()})
-	resp.Diagnostics.Append(resp.State.Set(ctx, &state)...)
+	state.fromWire(id, out, plan)
+	tflog.Info(ctx, done+" job", map[string]any{"id": id.String()})
+	return &state, true
+}
+
+// jobIDFromState parses the id recorded in state.
+func jobIDFromState(prior *jobModel, diags *diag.Diagnostics) (client.JobID, bool) {
+	id, err := client.ParseJobID(prior.ID.ValueString())
+	if err != nil {
+		diags.AddAttributeError(path.Root("id"), "Re-import the job: its id in state is invalid", err.Error())
+		return client.JobID{}, false
+	}
+	return id, true
 }
 
 func (r *jobResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
@@ -161,9 +179,8 @@ func (r *jobResource) Read(ctx context.Context, req resource.ReadRequest, resp *
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	id, err := client.ParseJobID(prior.ID.ValueString())
-	if err != nil {
-		resp.Diagnostics.AddAttributeError(path.Root("id"), "Re-import the job: its id in state is invalid", err.Error())
+	id, ok := jobIDFromState(&prior, &resp.Diagnostics)
+	if !ok {
 		return
 	}
 	out, err := c.JobGet(ctx, id)
@@ -196,21 +213,13 @@ func (r *jobResource) Update(ctx context.Context, req resource.UpdateRequest, re
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	id, err := client.ParseJobID(prior.ID.ValueString())
-	if err != nil {
-		resp.Diagnostics.AddAttributeError(path.Root("id"), "Re-import the job: its id in state is invalid", err.Error())
+	id, ok := jobIDFromState(&prior, &resp.Diagnostics)
+	if !ok {
 		return
 	}
-	props, _ := plan.toWire()
-	out, err := c.JobPut(ctx, id, &wire.JobDefinition{Properties: props})
-	if err != nil {
-		apiError(&resp.Diagnostics, "updating job "+id.String(), err)
-		return
+	if state, ok := putJob(ctx, c, id, &plan, "updating", "updated", &resp.Diagnostics); ok {
+		resp.Diagnostics.Append(resp.State.Set(ctx, state)...)
 	}
-	var state jobModel
-	state.fromWire(id, out, &plan)
-	tflog.Info(ctx, "updated job", map[string]any{"id": id.String()})
-	resp.Diagnostics.Append(resp.State.Set(ctx, &state)...)
 }
 
 func (r *jobResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
@@ -223,9 +232,8 @@ func (r *jobResource) Delete(ctx context.Context, req resource.DeleteRequest, re
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	id, err := client.ParseJobID(prior.ID.ValueString())
-	if err != nil {
-		resp.Diagnostics.AddAttributeError(path.Root("id"), "Re-import the job: its id in state is invalid", err.Error())
+	id, ok := jobIDFromState(&prior, &resp.Diagnostics)
+	if !ok {
 		return
 	}
 	if err := c.JobDelete(ctx, id); err != nil && !client.IsNotFound(err) {
