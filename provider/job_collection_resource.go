@@ -2,6 +2,7 @@ package provider
 
 import (
 	"context"
+	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"strings"
 
 	"github.com/hashicorp/terraform-plugin-framework-validators/int64validator"
@@ -268,15 +269,33 @@ func (r *jobCollectionResource) Create(ctx context.Context, req resource.CreateR
 		apiError(&resp.Diagnostics, "checking whether job collection "+id.String()+" exists", err)
 		return
 	}
+	if state, ok := putCollection(ctx, c, id, &plan, "creating", "created", &resp.Diagnostics); ok {
+		resp.Diagnostics.Append(resp.State.Set(ctx, state)...)
+	}
+}
+
+// putCollection sends the planned collection and returns the state to record; doing and done
+// ("creating", "created") name the step in the error and the log.
+func putCollection(ctx context.Context, c *client.Client, id client.CollectionID, plan *jobCollectionModel, doing, done string, diags *diag.Diagnostics) (*jobCollectionModel, bool) {
 	out, err := c.CollectionPut(ctx, id, plan.toWire(ctx))
 	if err != nil {
-		apiError(&resp.Diagnostics, "creating job collection "+id.String(), err)
-		return
+		apiError(diags, doing+" job collection "+id.String(), err)
+		return nil, false
 	}
 	var state jobCollectionModel
-	state.fromWire(ctx, id, out, &plan)
-	tflog.Info(ctx, "created job collection", map[string]any{"id": id.String()})
-	resp.Diagnostics.Append(resp.State.Set(ctx, &state)...)
+	state.fromWire(ctx, id, out, plan)
+	tflog.Info(ctx, done+" job collection", map[string]any{"id": id.String()})
+	return &state, true
+}
+
+// collectionIDFromState parses the id recorded in state.
+func collectionIDFromState(prior *jobCollectionModel, diags *diag.Diagnostics) (client.CollectionID, bool) {
+	id, err := client.ParseCollectionID(prior.ID.ValueString())
+	if err != nil {
+		diags.AddAttributeError(path.Root("id"), "Re-import the job collection: its id in state is invalid", err.Error())
+		return client.CollectionID{}, false
+	}
+	return id, true
 }
 
 func (r *jobCollectionResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
@@ -289,9 +308,8 @@ func (r *jobCollectionResource) Read(ctx context.Context, req resource.ReadReque
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	id, err := client.ParseCollectionID(prior.ID.ValueString())
-	if err != nil {
-		resp.Diagnostics.AddAttributeError(path.Root("id"), "Re-import the job collection: its id in state is invalid", err.Error())
+	id, ok := collectionIDFromState(&prior, &resp.Diagnostics)
+	if !ok {
 		return
 	}
 	out, err := c.CollectionGet(ctx, id)
@@ -325,20 +343,13 @@ func (r *jobCollectionResource) Update(ctx context.Context, req resource.UpdateR
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	id, err := client.ParseCollectionID(prior.ID.ValueString())
-	if err != nil {
-		resp.Diagnostics.AddAttributeError(path.Root("id"), "Re-import the job collection: its id in state is invalid", err.Error())
+	id, ok := collectionIDFromState(&prior, &resp.Diagnostics)
+	if !ok {
 		return
 	}
-	out, err := c.CollectionPut(ctx, id, plan.toWire(ctx))
-	if err != nil {
-		apiError(&resp.Diagnostics, "updating job collection "+id.String(), err)
-		return
+	if state, ok := putCollection(ctx, c, id, &plan, "updating", "updated", &resp.Diagnostics); ok {
+		resp.Diagnostics.Append(resp.State.Set(ctx, state)...)
 	}
-	var state jobCollectionModel
-	state.fromWire(ctx, id, out, &plan)
-	tflog.Info(ctx, "updated job collection", map[string]any{"id": id.String()})
-	resp.Diagnostics.Append(resp.State.Set(ctx, &state)...)
 }
 
 func (r *jobCollectionResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
@@ -351,9 +362,8 @@ func (r *jobCollectionResource) Delete(ctx context.Context, req resource.DeleteR
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	id, err := client.ParseCollectionID(prior.ID.ValueString())
-	if err != nil {
-		resp.Diagnostics.AddAttributeError(path.Root("id"), "Re-import the job collection: its id in state is invalid", err.Error())
+	id, ok := collectionIDFromState(&prior, &resp.Diagnostics)
+	if !ok {
 		return
 	}
 	if err := c.CollectionDelete(ctx, id); err != nil && !client.IsNotFound(err) {
