@@ -133,37 +133,49 @@ func (d *Driver) claimJobs(ctx context.Context, tx *sql.Tx, claims []store.Execu
 		for _, c := range chunk {
 			args = append(args, c.Execution.JobID, c.ExpectVersion, nanos(c.NextExecutionTime))
 		}
-		var (
-			rows *sql.Rows
-			err  error
-		)
-		if n == historyChunk {
-			rows, err = full.QueryContext(ctx, args...)
-		} else {
-			rows, err = tx.QueryContext(ctx, claimBatchOf(n), args...)
-		}
-		if err != nil {
-			return nil, fmt.Errorf("claim jobs: %w", err)
-		}
-		for rows.Next() {
+		err := queryChunk(ctx, tx, full, claimBatchOf, n, args, func(rows *sql.Rows) error {
 			var (
 				id int64
 				r  claimedJob
 			)
 			if err := rows.Scan(&id, &r.version, &r.count); err != nil {
-				_ = rows.Close()
-				return nil, fmt.Errorf("claim jobs: %w", err)
+				return err
 			}
 			out[id] = r
-		}
-		if err := rows.Close(); err != nil {
-			return nil, fmt.Errorf("claim jobs: %w", err)
-		}
-		if err := rows.Err(); err != nil {
+			return nil
+		})
+		if err != nil {
 			return nil, fmt.Errorf("claim jobs: %w", err)
 		}
 	}
 	return out, nil
+}
+
+// queryChunk runs the statement of a chunk of n rows with args: full (prepared) when the chunk is
+// full, else the text textOf(n). It calls scan for every row returned.
+func queryChunk(ctx context.Context, tx *sql.Tx, full *sql.Stmt, textOf func(int) string, n int, args []any, scan func(*sql.Rows) error) error {
+	var (
+		rows *sql.Rows
+		err  error
+	)
+	if n == historyChunk {
+		rows, err = full.QueryContext(ctx, args...)
+	} else {
+		rows, err = tx.QueryContext(ctx, textOf(n), args...)
+	}
+	if err != nil {
+		return err
+	}
+	for rows.Next() {
+		if err := scan(rows); err != nil {
+			_ = rows.Close()
+			return err
+		}
+	}
+	if err := rows.Close(); err != nil {
+		return err
+	}
+	return rows.Err()
 }
 
 func claimBatchOf(n int) string {
@@ -501,33 +513,18 @@ func (d *Driver) recordJobs(ctx context.Context, tx *sql.Tx, records []store.Att
 			r := records[i]
 			args = append(args, r.JobID, boolInt(r.Failure), boolInt(r.Finished && r.Faulted), boolInt(r.Finished && r.Faulted), boolInt(r.Finished))
 		}
-		var (
-			rows *sql.Rows
-			err  error
-		)
-		if n == historyChunk {
-			rows, err = full.QueryContext(ctx, args...)
-		} else {
-			rows, err = tx.QueryContext(ctx, recordBatchOf(n), args...)
-		}
-		if err != nil {
-			return nil, fmt.Errorf("record jobs: %w", err)
-		}
-		for rows.Next() {
+		err := queryChunk(ctx, tx, full, recordBatchOf, n, args, func(rows *sql.Rows) error {
 			var (
 				id int64
 				j  recordedJob
 			)
 			if err := rows.Scan(&id, &j.version, &j.state, &j.consecutive, &j.next); err != nil {
-				_ = rows.Close()
-				return nil, fmt.Errorf("record jobs: %w", err)
+				return err
 			}
 			out[id] = j
-		}
-		if err := rows.Close(); err != nil {
-			return nil, fmt.Errorf("record jobs: %w", err)
-		}
-		if err := rows.Err(); err != nil {
+			return nil
+		})
+		if err != nil {
 			return nil, fmt.Errorf("record jobs: %w", err)
 		}
 	}
