@@ -487,6 +487,7 @@ func TestClaimsAheadButStartsWhenDue(t *testing.T) {
 	x := e.unfinished()[0]
 	equal(t, "claimed execution", [3]any{x.Scheduled, x.DueAt, x.ClaimedAt}, [3]any{t0.Add(time.Minute), t0.Add(time.Minute), t0.Add(time.Minute - 400*time.Millisecond)})
 	equal(t, "next advanced by the claim", e.job(j.ID).Status.NextExecutionTime, t0.Add(2*time.Minute))
+	equal(t, "last execution: when the attempt starts, not when it was claimed", e.job(j.ID).Status.LastExecutionTime, t0.Add(time.Minute))
 	e.settle()
 	tg.none(t, 50*time.Millisecond) // claimed, not yet due
 	e.clock.Set(t0.Add(time.Minute))

@@ -70,8 +70,9 @@ type ExecutionClaim struct {
 }
 
 // ExecutionClaimManyParams claims several occurrences in one transaction. Every successful
-// claim increments the job's ExecutionCount, sets its LastExecutionTime to Now and bumps its
-// Version.
+// claim increments the job's ExecutionCount, sets its LastExecutionTime to when the attempt
+// starts (the later of Now and the execution's DueAt: an occurrence claimed ahead starts when it
+// is due) and bumps its Version.
 type ExecutionClaimManyParams struct {
 	Claims []ExecutionClaim
 	Now    time.Time

@@ -71,9 +71,9 @@ func (d *Driver) ExecutionClaimMany(ctx context.Context, params store.ExecutionC
 			case batched != nil:
 				err = sql.ErrNoRows
 			case c.ExpectVersion > 0:
-				err = scheduled.QueryRowContext(ctx, nanos(c.NextExecutionTime), now, e.JobID, c.ExpectVersion).Scan(&version, &count)
+				err = scheduled.QueryRowContext(ctx, nanos(c.NextExecutionTime), lastExecutionAt(&e, now), e.JobID, c.ExpectVersion).Scan(&version, &count)
 			default:
-				err = manual.QueryRowContext(ctx, now, e.JobID).Scan(&version, &count)
+				err = manual.QueryRowContext(ctx, lastExecutionAt(&e, now), e.JobID).Scan(&version, &count)
 			}
 			if errors.Is(err, sql.ErrNoRows) {
 				var one int
@@ -128,10 +128,9 @@ func (d *Driver) claimJobs(ctx context.Context, tx *sql.Tx, claims []store.Execu
 		n := min(len(claims), historyChunk)
 		chunk := claims[:n]
 		claims = claims[n:]
-		args := make([]any, 0, 1+3*n)
-		args = append(args, now)
+		args := make([]any, 0, 4*n)
 		for _, c := range chunk {
-			args = append(args, c.Execution.JobID, c.ExpectVersion, nanos(c.NextExecutionTime))
+			args = append(args, c.Execution.JobID, c.ExpectVersion, nanos(c.NextExecutionTime), lastExecutionAt(&c.Execution, now))
 		}
 		err := queryChunk(ctx, tx, full, claimBatchOf, n, args, func(rows *sql.Rows) error {
 			var (
@@ -178,10 +177,16 @@ func queryChunk(ctx context.Context, tx *sql.Tx, full *sql.Stmt, textOf func(int
 	return rows.Err()
 }
 
+// lastExecutionAt is the job's lastExecutionTime after claiming e at now: when the attempt starts,
+// the later of now and its due time (an occurrence claimed ahead starts when it is due).
+func lastExecutionAt(e *store.Execution, now int64) int64 {
+	return max(now, nanos(e.DueAt))
+}
+
 func claimBatchOf(n int) string {
 	return `UPDATE jobs SET next_execution_time = v.column3, execution_count = execution_count + 1,
-		last_execution_time = ?, version = version + 1
-		FROM (VALUES ` + strings.TrimSuffix(strings.Repeat("(?, ?, ?), ", n), ", ") + `) AS v
+		last_execution_time = v.column4, version = version + 1
+		FROM (VALUES ` + strings.TrimSuffix(strings.Repeat("(?, ?, ?, ?), ", n), ", ") + `) AS v
 		WHERE jobs.id = v.column1 AND jobs.version = v.column2 AND jobs.state = 'Enabled'
 		AND (SELECT state FROM collections WHERE id = jobs.collection_id) = 'Enabled'
 		RETURNING jobs.id, jobs.version, jobs.execution_count`

@@ -39,6 +39,7 @@ func Run(t *testing.T, newDriver func(t *testing.T) store.Driver) {
 		{"JobListSchedulable", testJobListSchedulable},
 		{"ExecutionClaimScheduled", testExecutionClaimScheduled},
 		{"ExecutionClaimManual", testExecutionClaimManual},
+		{"ExecutionClaimAhead", testExecutionClaimAhead},
 		{"ExecutionListUnfinished", testExecutionListUnfinished},
 		{"LargeBatches", testLargeBatches},
 		{"AttemptRecordRetryAndErrorAction", testAttemptRecordRetryAndErrorAction},
@@ -624,6 +625,39 @@ func testExecutionClaimScheduled(t *testing.T, d store.Driver) {
 	got = getJob(t, d, j.ID)
 	equal(t, "next after the last claim", got.Status.NextExecutionTime, time.Time{})
 	equal(t, "execution count", got.Status.ExecutionCount, 2)
+}
+
+// An occurrence claimed before it is due: the job's last execution is when the attempt starts
+// (its DueAt), not when it was claimed; in a batch of distinct jobs and alone.
+func testExecutionClaimAhead(t *testing.T, d store.Driver) {
+	ctx := t.Context()
+	putCollection(t, d, "c", "Enabled")
+	a := putJob(t, d, "c", "a", "Enabled", t0)
+	b := putJob(t, d, "c", "b", "Enabled", t0)
+	due := t0.Add(400 * time.Millisecond)
+	ahead := func(j *store.Job, tag string) store.ExecutionClaim {
+		c := scheduledClaim(j, tag, t0.Add(time.Minute))
+		c.Execution.Scheduled, c.Execution.DueAt = due, due
+		return c
+	}
+	claim := func(claims ...store.ExecutionClaim) {
+		t.Helper()
+		res, err := d.ExecutionClaimMany(ctx, store.ExecutionClaimManyParams{Now: t0, Claims: claims})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, r := range res {
+			if r.Err != nil {
+				t.Fatalf("claim %d: %v", i, r.Err)
+			}
+		}
+	}
+	claim(ahead(a, "ta")) // a batch of distinct scheduled claims
+	equal(t, "last execution of a, claimed ahead in a batch", getJob(t, d, a.ID).Status.LastExecutionTime, due)
+	manual := store.ExecutionClaim{Execution: store.Execution{JobID: a.ID, Tag: "tm", Scheduled: t0, Manual: true, Phase: store.ActionMain, DueAt: t0, ClaimedAt: t0}}
+	claim(ahead(b, "tb"), manual) // a mixed batch goes row by row
+	equal(t, "last execution of b, claimed ahead alone", getJob(t, d, b.ID).Status.LastExecutionTime, due)
+	equal(t, "last execution of a, run now", getJob(t, d, a.ID).Status.LastExecutionTime, t0)
 }
 
 func testExecutionClaimManual(t *testing.T, d store.Driver) {
