@@ -138,7 +138,7 @@ func (r *crashReceiver) snapshot() map[string][]crashDelivery {
 	return out
 }
 
-// crashJobs creates a collection and n one-shot jobs due between 2 and 4 seconds from now.
+// crashJobs creates a collection and n one-shot jobs due 3 to 6 seconds from now.
 func crashJobs(t *testing.T, c *client.Client, recvURL string, n int) (client.CollectionID, map[string]time.Time) {
 	t.Helper()
 	ctx := context.Background()
@@ -149,7 +149,7 @@ func crashJobs(t *testing.T, c *client.Client, recvURL string, n int) (client.Co
 	}); err != nil {
 		t.Fatal(err)
 	}
-	base := time.Now().UTC().Truncate(time.Second).Add(2 * time.Second)
+	base := time.Now().UTC().Truncate(time.Second).Add(4 * time.Second) // margin for creating the jobs under load
 	due := map[string]time.Time{}
 	for i := 0; i < n; i++ {
 		name := fmt.Sprintf("job%03d", i)
