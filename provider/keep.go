@@ -1,6 +1,7 @@
 package provider
 
 import (
+	"cmp"
 	"context"
 	"slices"
 	"strings"
@@ -72,42 +73,33 @@ func keepInt(prior types.Int64, api *int, fresh bool) types.Int64 {
 
 // keepIntList keeps the prior list when it holds the same numbers as the answer in any order.
 func keepIntList(prior types.List, api []int, fresh bool) types.List {
-	if !fresh && prior.IsNull() {
-		return prior
-	}
-	if len(api) == 0 {
-		if !prior.IsNull() && !prior.IsUnknown() && len(prior.Elements()) == 0 {
-			return prior
-		}
-		return types.ListNull(types.Int64Type)
-	}
-	if !prior.IsNull() && !prior.IsUnknown() {
-		var p []int
-		for _, e := range prior.Elements() {
+	return keepList(prior, api, fresh, types.Int64Type,
+		func(e attr.Value) (int, bool) {
 			v, ok := e.(types.Int64)
-			if !ok || v.IsNull() || v.IsUnknown() {
-				p = nil
-				break
-			}
-			p = append(p, int(v.ValueInt64()))
-		}
-		a := slices.Clone(api)
-		slices.Sort(p)
-		slices.Sort(a)
-		if p != nil && slices.Equal(p, a) {
-			return prior
-		}
-	}
-	elems := make([]attr.Value, len(api))
-	for i, v := range api {
-		elems[i] = types.Int64Value(int64(v))
-	}
-	return types.ListValueMust(types.Int64Type, elems)
+			return int(v.ValueInt64()), ok && !v.IsNull() && !v.IsUnknown()
+		},
+		func(v int) attr.Value { return types.Int64Value(int64(v)) },
+		func(v int) int { return v })
 }
 
 // keepFoldList keeps the prior list when it holds the same strings as the answer,
 // case-insensitively and in any order.
 func keepFoldList(prior types.List, api []string, fresh bool) types.List {
+	return keepList(prior, api, fresh, types.StringType,
+		func(e attr.Value) (string, bool) {
+			v, ok := e.(types.String)
+			return v.ValueString(), ok && !v.IsNull() && !v.IsUnknown()
+		},
+		func(v string) attr.Value { return types.StringValue(v) },
+		strings.ToLower)
+}
+
+// keepList keeps the prior list when its elements, compared by key, are those of the answer in
+// any order; else it takes the answer (null when the answer is empty, unless the prior list is
+// empty too). elem reads a prior element (false: null, unknown or of another type) and value
+// makes an element of the answer.
+func keepList[T cmp.Ordered](prior types.List, api []T, fresh bool, elemType attr.Type,
+	elem func(attr.Value) (T, bool), value func(T) attr.Value, key func(T) T) types.List {
 	if !fresh && prior.IsNull() {
 		return prior
 	}
@@ -115,21 +107,21 @@ func keepFoldList(prior types.List, api []string, fresh bool) types.List {
 		if !prior.IsNull() && !prior.IsUnknown() && len(prior.Elements()) == 0 {
 			return prior
 		}
-		return types.ListNull(types.StringType)
+		return types.ListNull(elemType)
 	}
 	if !prior.IsNull() && !prior.IsUnknown() {
-		var p []string
+		var p []T
 		for _, e := range prior.Elements() {
-			v, ok := e.(types.String)
-			if !ok || v.IsNull() || v.IsUnknown() {
+			v, ok := elem(e)
+			if !ok {
 				p = nil
 				break
 			}
-			p = append(p, strings.ToLower(v.ValueString()))
+			p = append(p, key(v))
 		}
-		a := make([]string, len(api))
-		for i, s := range api {
-			a[i] = strings.ToLower(s)
+		a := make([]T, len(api))
+		for i, v := range api {
+			a[i] = key(v)
 		}
 		slices.Sort(p)
 		slices.Sort(a)
@@ -139,9 +131,9 @@ func keepFoldList(prior types.List, api []string, fresh bool) types.List {
 	}
 	elems := make([]attr.Value, len(api))
 	for i, v := range api {
-		elems[i] = types.StringValue(v)
+		elems[i] = value(v)
 	}
-	return types.ListValueMust(types.StringType, elems)
+	return types.ListValueMust(elemType, elems)
 }
 
 // keepStringMap keeps the prior map when it has the same entries as the answer, with keys
