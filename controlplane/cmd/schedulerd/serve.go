@@ -46,6 +46,7 @@ type serveConfig struct {
 	faultedAfter   int
 	region         string
 	workers        int
+	pprofListen    string
 }
 
 // tokenFlags is the repeatable --token SUBSCRIPTION=TOKEN.
@@ -90,6 +91,7 @@ func parseServe(args []string, getenv func(string) string, stderr io.Writer) (se
 	faulted := fs.String("faulted-after", env("SCHEDULERD_FAULTED_AFTER", "10"), "consecutive faulted occurrences that make a job Faulted [SCHEDULERD_FAULTED_AFTER]")
 	fs.StringVar(&c.region, "region", env("SCHEDULERD_REGION", "local"), "value of x-ms-scheduler-execution-region [SCHEDULERD_REGION]")
 	workers := fs.String("workers", env("SCHEDULERD_WORKERS", "256"), "concurrent action attempts [SCHEDULERD_WORKERS]")
+	fs.StringVar(&c.pprofListen, "pprof-listen", env("SCHEDULERD_PPROF_LISTEN", ""), "serve Go's /debug/pprof profiles on this address, apart from the API (off when empty; keep it on loopback) [SCHEDULERD_PPROF_LISTEN]")
 	if err := fs.Parse(args); err != nil {
 		return c, err
 	}
@@ -242,6 +244,13 @@ func serve(ctx context.Context, cfg *serveConfig, log *slog.Logger) error {
 
 	runCtx, stopRun := context.WithCancel(ctx)
 	defer stopRun()
+	if cfg.pprofListen != "" {
+		stopPprof, err := servePprof(cfg.pprofListen, log)
+		if err != nil {
+			return err
+		}
+		defer stopPprof()
+	}
 	dispDone := make(chan error, 1)
 	go func() { dispDone <- disp.Run(runCtx) }()
 	srvDone := make(chan error, 1)
