@@ -120,8 +120,10 @@ type AttemptRecordManyParams struct {
 }
 
 // AttemptRecordResult is the job as a record left it. Gone: the execution (or its job) no longer
-// exists and nothing was stored. A record that neither finishes the execution nor reports a
-// Failure leaves the job untouched: State is "" and the versions are 0.
+// exists and nothing was stored. A record that changes nothing in its job leaves it untouched
+// (its Version too): State is "" and the versions are 0. That is a record that neither finishes
+// the execution nor reports a Failure, and one that finishes a good occurrence of a job with no
+// consecutive faults and a next occurrence scheduled (the commonest record of all).
 type AttemptRecordResult struct {
 	Gone     bool
 	State    string // the job's state after the record

@@ -152,7 +152,9 @@ type HistoryEntry struct {
 	EndTime               time.Time
 }
 
-// HistoryListParams lists a job's history newest first.
+// HistoryListParams lists a job's history newest first: by execution (RepeatCount) newest
+// first, and within an execution by attempt, newest first. When executions overlap (one still
+// retrying while the next has started) the entries of each stay together.
 type HistoryListParams struct {
 	Job         JobKey
 	Status      string // "": any; else Completed, Failed or Postponed

@@ -477,7 +477,8 @@ func scanHistory(s scanner) (*store.HistoryEntry, error) {
 	return &h, nil
 }
 
-// HistoryList lists a job's history newest first (store.ErrNotFound when the job is absent).
+// HistoryList lists a job's history newest first: newest execution first, each execution's
+// attempts newest first (store.ErrNotFound when the job is absent).
 func (d *Driver) HistoryList(ctx context.Context, params store.HistoryListParams) ([]*store.HistoryEntry, error) {
 	var jobID int64
 	err := d.crud.jobID.QueryRowContext(ctx, jobKeyArgs(params.Job)...).Scan(&jobID)
@@ -537,7 +538,7 @@ type crudStatements struct {
 const (
 	whereCollectionKey = ` WHERE sub_key = ? AND rg_key = ? AND name_key = ?`
 	jobPage            = ` ORDER BY j.name_key LIMIT ? OFFSET ?`
-	historyPage        = ` ORDER BY id DESC LIMIT ? OFFSET ?`
+	historyPage        = ` ORDER BY repeat_count DESC, id DESC LIMIT ? OFFSET ?`
 )
 
 // prepareCRUD prepares the CRUD statements: reads on r, writes on w.

@@ -723,7 +723,9 @@ func testAttemptRecordRetryAndErrorAction(t *testing.T, d store.Driver) {
 	// The error action succeeds: not faulted, consecutive faults reset.
 	r = record(t, d, store.AttemptRecord{ExecutionID: e.ID, JobID: j.ID, History: entry(e, store.ActionError, store.HistoryCompleted, 0, "HTTP 200"),
 		Finished: true, FaultedAfter: 3})
-	equal(t, "result after the error action", r, store.AttemptRecordResult{State: "Enabled", Version: cl.Version + 2, Previous: cl.Version + 1})
+	// The failure was counted when the main action failed; no fault to reset: the job is untouched.
+	equal(t, "result after the error action", r, store.AttemptRecordResult{})
+	equal(t, "job version after the error action", getJob(t, d, j.ID).Version, cl.Version+1)
 	equal(t, "executions", unfinished(t, d), []*store.Execution{})
 	got := getJob(t, d, j.ID)
 	equal(t, "status", got.Status, store.JobStatus{ExecutionCount: 1, FailureCount: 1, LastExecutionTime: t0, NextExecutionTime: t0.Add(time.Hour)})
@@ -758,12 +760,19 @@ func testAttemptRecordFaulted(t *testing.T, d store.Driver) {
 	record(t, d, store.AttemptRecord{ExecutionID: e.ID, JobID: j.ID, History: entry(e, store.ActionMain, store.HistoryCompleted, 0, "HTTP 200"),
 		Finished: true, FaultedAfter: 3})
 	equal(t, "consecutive after success", getJob(t, d, j.ID).Status.ConsecutiveFaults, 0)
+	// Another good occurrence changes nothing in the job: not even its version.
+	cur = getJob(t, d, j.ID)
+	e = claim(t, d, scheduledClaim(cur, "ok2", t0.Add(11*time.Minute))).Execution
+	claimed := getJob(t, d, j.ID)
+	equal(t, "record of a good occurrence after a good one", record(t, d, store.AttemptRecord{ExecutionID: e.ID, JobID: j.ID,
+		History: entry(e, store.ActionMain, store.HistoryCompleted, 0, "HTTP 200"), Finished: true, FaultedAfter: 3}), store.AttemptRecordResult{})
+	equal(t, "job after a good occurrence after a good one", getJob(t, d, j.ID), claimed)
 	equal(t, "state after 3 with a success between", fault(2).State, "Enabled")
 	equal(t, "state after 4", fault(3).State, "Enabled")
 	equal(t, "state after 5 (3 in a row)", fault(4).State, "Faulted")
 	got := getJob(t, d, j.ID)
 	equal(t, "state", got.State, "Faulted")
-	equal(t, "status", got.Status, store.JobStatus{ExecutionCount: 6, FailureCount: 5, FaultedCount: 5, ConsecutiveFaults: 3, LastExecutionTime: t0})
+	equal(t, "status", got.Status, store.JobStatus{ExecutionCount: 7, FailureCount: 5, FaultedCount: 5, ConsecutiveFaults: 3, LastExecutionTime: t0})
 }
 
 func testAttemptRecordCompleted(t *testing.T, d store.Driver) {
@@ -837,6 +846,23 @@ func testHistoryList(t *testing.T, d store.Driver) {
 	equal(t, "filter with skip", msgs(store.HistoryListParams{Status: "FAILED", Skip: 2, Limit: 5}), []string{"m0"})
 	_, err := d.HistoryList(t.Context(), store.HistoryListParams{Job: store.JobKey{CollectionKey: collectionKey("c"), Name: "absent"}})
 	wantErr(t, "history of an absent job", err, store.ErrNotFound)
+
+	// Overlapping executions: the second one starts while the first still retries. Each
+	// execution's entries stay together, the newest execution first.
+	k := putJob(t, d, "c", "k", "Enabled", t0)
+	first := claim(t, d, scheduledClaim(k, "first", t0.Add(time.Minute))).Execution
+	second := claim(t, d, scheduledClaim(getJob(t, d, k.ID), "second", t0.Add(2*time.Minute))).Execution
+	record(t, d, store.AttemptRecord{ExecutionID: first.ID, JobID: k.ID, History: entry(first, store.ActionMain, store.HistoryFailed, 0, "first 0"),
+		Next: t0, Phase: store.ActionMain, Attempt: 1})
+	record(t, d, store.AttemptRecord{ExecutionID: second.ID, JobID: k.ID, History: entry(second, store.ActionMain, store.HistoryCompleted, 0, "second 0"),
+		Finished: true})
+	record(t, d, store.AttemptRecord{ExecutionID: first.ID, JobID: k.ID, History: entry(first, store.ActionMain, store.HistoryCompleted, 1, "first 1"),
+		Finished: true})
+	var got []string
+	for _, h := range history(t, d, k, store.HistoryListParams{}) {
+		got = append(got, h.Message)
+	}
+	equal(t, "overlapping executions", got, []string{"second 0", "first 1", "first 0"})
 }
 
 func testHistoryPurge(t *testing.T, d store.Driver) {
@@ -981,7 +1007,11 @@ func testLargeBatches(t *testing.T, d store.Driver) {
 		t.Fatal(err)
 	}
 	for i, r := range out {
-		equal(t, fmt.Sprintf("record %d", i), r, store.AttemptRecordResult{State: "Enabled", Version: res[i].Version + 1, Previous: res[i].Version})
+		// A good occurrence of a job with more to run and no faults changes nothing in it.
+		equal(t, fmt.Sprintf("record %d", i), r, store.AttemptRecordResult{})
+	}
+	for _, i := range []int{0, n - 1} {
+		equal(t, fmt.Sprintf("job %d version after its record", i), getJob(t, d, jobs[i].ID).Version, res[i].Version)
 	}
 	equal(t, "unfinished after the records", unfinished(t, d), []*store.Execution{})
 	for _, i := range []int{0, 63, 64, 127, 128, n - 1} {
