@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"sort"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -495,4 +496,49 @@ func TestClaimsAheadButStartsWhenDue(t *testing.T) {
 	equal(t, "tag of the claimed execution", h.Header.Get("x-ms-execution-tag"), x.Tag)
 	r := e.record()
 	equal(t, "attempt start", r.History.StartTime, t0.Add(time.Minute))
+}
+
+// TestASlowAttemptHoldsBackOtherRecordsAtMostAQuarterSecond: records wait while attempts are
+// under way (the rest of a burst), but a slow target holds back the others' records for 250 ms
+// at most.
+func TestASlowAttemptHoldsBackOtherRecordsAtMostAQuarterSecond(t *testing.T) {
+	tg := newTarget(t)
+	release := make(chan struct{})
+	tg.blockPath = map[string]chan struct{}{"/slow": release}
+	var once sync.Once
+	unblock := func() { once.Do(func() { close(release) }) }
+	defer unblock()
+	e := newEnv(t, t0, nil)
+	e.start()
+	for _, name := range []string{"slow", "quick"} {
+		p := everyMinute(t0.Add(time.Minute))
+		p.Action = httpAction(tg.URL + "/" + name)
+		e.putJob(name, p, store.JobStateEnabled)
+	}
+	e.settle()
+	e.clock.Advance(time.Minute)
+	got := map[string]bool{tg.next(t).Path: true, tg.next(t).Path: true}
+	equal(t, "requests", got, map[string]bool{"/slow": true, "/quick": true})
+
+	// The clock moves 10 ms at a time: the quick record is committed 250 ms after it was made.
+	var advanced time.Duration
+	for {
+		select {
+		case r := <-e.records:
+			equal(t, "the record committed while the slow attempt runs", strings.Contains(r.History.Message, "answer from /quick"), true)
+			if advanced < 250*time.Millisecond || advanced > time.Second {
+				t.Fatalf("the quick record was committed %s after the attempts started, want 250 ms to 1 s", advanced)
+			}
+			unblock()
+			r = e.record()
+			equal(t, "the slow record, once its attempt ends", strings.Contains(r.History.Message, "answer from /slow"), true)
+			return
+		case <-time.After(20 * time.Millisecond):
+		}
+		if advanced > 2*time.Second {
+			t.Fatal("the quick record was not committed")
+		}
+		e.clock.Advance(10 * time.Millisecond)
+		advanced += 10 * time.Millisecond
+	}
 }

@@ -43,6 +43,8 @@ type target struct {
 	mu     sync.Mutex
 	status map[string]int
 	block  chan struct{} // when set, requests wait for it to close
+	// blockPath: requests to a path in it wait for its channel to close.
+	blockPath map[string]chan struct{}
 }
 
 func newTarget(t *testing.T) *target {
@@ -53,6 +55,9 @@ func newTarget(t *testing.T) *target {
 		tg.mu.Lock()
 		st, ok := tg.status[r.URL.Path]
 		block := tg.block
+		if b, ok := tg.blockPath[r.URL.Path]; ok {
+			block = b
+		}
 		tg.mu.Unlock()
 		tg.hits <- hit{Method: r.Method, Path: r.URL.Path, Body: string(b), Header: r.Header.Clone()}
 		if block != nil {

@@ -32,13 +32,15 @@ type taskQueue struct {
 	items  []task
 	head   int
 	closed bool
-	// drained is signalled when the last queued task is taken (the writer commits records when
-	// no attempt waits to start).
-	drained chan struct{}
+	// running counts the tasks taken and not yet done.
+	running int
+	// idle is signalled when no task is queued or running any more (the writer commits records
+	// when no attempt waits to start or is under way).
+	idle chan struct{}
 }
 
 func newTaskQueue() *taskQueue {
-	q := &taskQueue{drained: make(chan struct{}, 1)}
+	q := &taskQueue{idle: make(chan struct{}, 1)}
 	q.cond = sync.NewCond(&q.mu)
 	return q
 }
@@ -68,18 +70,35 @@ func (q *taskQueue) pop() (task, bool) {
 	q.head++
 	if q.head == len(q.items) {
 		q.items, q.head = q.items[:0], 0
+	}
+	q.running++
+	return t, true
+}
+
+// done says a task taken by pop is over.
+func (q *taskQueue) done() {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	q.running--
+	if q.running == 0 && q.head == len(q.items) {
 		select {
-		case q.drained <- struct{}{}:
+		case q.idle <- struct{}{}:
 		default:
 		}
 	}
-	return t, true
 }
 
 func (q *taskQueue) len() int {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	return len(q.items) - q.head
+}
+
+// busy reports whether a task is queued or running.
+func (q *taskQueue) busy() bool {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return q.running > 0 || q.head < len(q.items)
 }
 
 func (q *taskQueue) close() {
@@ -97,31 +116,39 @@ func (d *Dispatcher) worker(attemptCtx context.Context) {
 		if !ok {
 			return
 		}
-		if t.job == nil {
-			j, err := d.store.JobGetByID(attemptCtx, store.JobGetByIDParams{ID: t.exec.JobID})
-			if errors.Is(err, store.ErrNotFound) {
-				continue // deleted, with its executions
+		r, ok := d.work(attemptCtx, t)
+		if ok {
+			select {
+			case d.ops <- op{record: r}:
+			case <-attemptCtx.Done():
+				ok = false
 			}
-			if err != nil {
-				d.log.Error("loading the job of an execution: trying again in a minute", "job_id", t.exec.JobID,
-					"execution_tag", t.exec.Tag, "error", err.Error())
-				x := t.exec
-				x.DueAt = d.clock.Now().Add(time.Minute)
-				d.inbox.post(event{kind: evReschedule, exec: &x})
-				continue
-			}
-			t.job = j
 		}
-		r, ok := d.attempt(attemptCtx, t)
-		if !ok {
-			continue
-		}
-		select {
-		case d.ops <- op{record: r}:
-		case <-attemptCtx.Done():
+		d.tasks.done() // after its record is queued: when the queue is idle, every record is in
+		if attemptCtx.Err() != nil {
 			return
 		}
 	}
+}
+
+// work makes the attempt of a task and returns what to record (ok false: nothing to record).
+func (d *Dispatcher) work(attemptCtx context.Context, t task) (*recordOp, bool) {
+	if t.job == nil {
+		j, err := d.store.JobGetByID(attemptCtx, store.JobGetByIDParams{ID: t.exec.JobID})
+		if errors.Is(err, store.ErrNotFound) {
+			return nil, false // deleted, with its executions
+		}
+		if err != nil {
+			d.log.Error("loading the job of an execution: trying again in a minute", "job_id", t.exec.JobID,
+				"execution_tag", t.exec.Tag, "error", err.Error())
+			x := t.exec
+			x.DueAt = d.clock.Now().Add(time.Minute)
+			d.inbox.post(event{kind: evReschedule, exec: &x})
+			return nil, false
+		}
+		t.job = j
+	}
+	return d.attempt(attemptCtx, t)
 }
 
 // ResourceIDs returns the ARM IDs of a job and of its collection.

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/store"
+	"github.com/schedulerhq/terraform-provider-scheduler/internal/clock"
 )
 
 // op is one write for the batch writer: a claim (from the loop) or a record (from a worker).
@@ -27,6 +28,10 @@ type recordOp struct {
 	tries   int
 }
 
+// maxRecordWait bounds how long a record waits for the attempts under way to end before it is
+// committed anyway (a slow target must not hold back the history of the others).
+const maxRecordWait = 250 * time.Millisecond
+
 // maxRecordTries bounds how often a batch of records is retried after a failed commit; past it
 // the records are dropped (their executions stay claimed and run again on the next start).
 const maxRecordTries = 10
@@ -40,33 +45,56 @@ func (d *Dispatcher) writer(ctx context.Context) {
 	var (
 		claims  []*claimOp
 		records []*recordOp
+		since   time.Time // when the oldest record waiting came
 	)
 	add := func(o op) {
 		if o.claim != nil {
 			claims = append(claims, o.claim)
 		}
 		if o.record != nil {
+			if len(records) == 0 {
+				since = d.clock.Now()
+			}
 			records = append(records, o.record)
 		}
 	}
 	open := true
-	// Records wait while attempts wait to start (they would take the CPU those need), unless
-	// they pile up or the dispatcher is stopping.
+	// Records wait while attempts wait to start or are under way (a burst of attempts due
+	// together: committing its first records would take the CPU its last attempts need), unless
+	// they pile up, have waited maxRecordWait or the dispatcher is stopping.
 	recordsNow := func() bool {
-		return len(records) > 0 && (len(records) >= 4*d.cfg.BatchSize || !open || d.tasks.len() == 0)
+		return len(records) > 0 && (len(records) >= 4*d.cfg.BatchSize || !open || !d.tasks.busy() ||
+			d.clock.Now().Sub(since) >= maxRecordWait)
 	}
 	for open || len(claims) > 0 || len(records) > 0 {
 		if len(claims) == 0 && !recordsNow() {
+			var (
+				timer clock.Timer
+				wait  <-chan time.Time
+			)
+			if len(records) > 0 {
+				timer = d.clock.NewTimer(maxRecordWait - d.clock.Now().Sub(since))
+				wait = timer.C()
+			}
+			var (
+				o        op
+				received bool
+			)
 			select {
-			case o, ok := <-d.ops:
-				if !ok {
+			case o, received = <-d.ops:
+				if !received {
 					open = false
-					continue
 				}
-				add(o)
-			case <-d.tasks.drained:
+			case <-d.tasks.idle:
+			case <-wait:
+			}
+			if timer != nil {
+				timer.Stop()
+			}
+			if !received {
 				continue
 			}
+			add(o)
 		}
 	drain:
 		for len(claims) < d.cfg.BatchSize && len(records) < 4*d.cfg.BatchSize && open {
@@ -93,6 +121,7 @@ func (d *Dispatcher) writer(ctx context.Context) {
 			n := min(len(records), d.cfg.BatchSize)
 			batch := records[:n:n]
 			records = records[n:]
+			since = d.clock.Now()
 			if failed := d.commitRecords(wctx, batch); len(failed) > 0 {
 				records = append(failed, records...)
 				// Back off before trying the failed ones again.
