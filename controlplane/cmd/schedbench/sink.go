@@ -75,6 +75,9 @@ type stats struct {
 	busiestCount                  int
 	busiestAllWithin              time.Duration
 	deliveriesPerSecondInTheBurst float64
+	// Of the due instants: the median and the worst of the time their last delivery took.
+	seconds                   int
+	lastWithinP50, lastWithin time.Duration
 }
 
 // stats summarizes the deliveries scheduled in [from, to).
@@ -114,6 +117,12 @@ func (s *sink) stats(from, to time.Time) stats {
 	st.p50 = late[len(late)*50/100]
 	st.p99 = late[min(len(late)-1, len(late)*99/100)]
 	st.max = late[len(late)-1]
+	lasts := make([]time.Duration, 0, len(perDue))
+	for _, ls := range perDue {
+		lasts = append(lasts, slices.Max(ls))
+	}
+	slices.Sort(lasts)
+	st.seconds, st.lastWithinP50, st.lastWithin = len(lasts), lasts[len(lasts)/2], lasts[len(lasts)-1]
 	for due, ls := range perDue {
 		if len(ls) > st.busiestCount {
 			st.busiestDue, st.busiestCount = due, len(ls)
@@ -132,8 +141,9 @@ func (st stats) String() string {
 		return "no deliveries"
 	}
 	return fmt.Sprintf("%.0f fires/s from the first due time to the last delivery (%s); lateness p50 %s p99 %s max %s; "+
-		"busiest second %s: %d jobs all started within %s",
+		"busiest second %s: %d jobs all started within %s; of the %d due instants, the last delivery came within %s (median) and %s (worst)",
 		st.deliveriesPerSecondInTheBurst, st.lastRecv.Sub(st.firstDue).Round(time.Millisecond),
 		st.p50.Round(100*time.Microsecond), st.p99.Round(100*time.Microsecond), st.max.Round(100*time.Microsecond),
-		st.busiestDue.UTC().Format("15:04:05"), st.busiestCount, st.busiestAllWithin.Round(time.Millisecond))
+		st.busiestDue.UTC().Format("15:04:05"), st.busiestCount, st.busiestAllWithin.Round(time.Millisecond),
+		st.seconds, st.lastWithinP50.Round(time.Millisecond), st.lastWithin.Round(time.Millisecond))
 }

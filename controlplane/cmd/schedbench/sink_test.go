@@ -42,6 +42,10 @@ func TestSinkStats(t *testing.T) {
 	if st.count != 3 || st.busiestCount != 2 || !st.busiestDue.Equal(due) {
 		t.Errorf("stats = count %d busiest %d at %s, want 3, 2 at %s", st.count, st.busiestCount, st.busiestDue, due)
 	}
+	if st.seconds != 2 || st.lastWithin < st.lastWithinP50 || st.lastWithinP50 <= 0 {
+		t.Errorf("due instants %d, last delivery within %s (median) and %s (worst), want 2 instants, 0 < median <= worst",
+			st.seconds, st.lastWithinP50, st.lastWithin)
+	}
 	if !st.firstDue.Equal(due) || !st.lastDue.Equal(due.Add(time.Second)) {
 		t.Errorf("due span %s..%s, want %s..%s", st.firstDue, st.lastDue, due, due.Add(time.Second))
 	}
