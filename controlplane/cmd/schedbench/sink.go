@@ -26,12 +26,14 @@ type delivery struct {
 	received time.Time
 }
 
-func startSink() (*sink, error) {
+// startSink starts the sink with room for expect deliveries (growing the record of deliveries
+// during a burst would copy it while requests wait).
+func startSink(expect int) (*sink, error) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, fmt.Errorf("sink: %w", err)
 	}
-	s := &sink{url: "http://" + ln.Addr().String() + "/fire"}
+	s := &sink{url: "http://" + ln.Addr().String() + "/fire", deliveries: make([]delivery, 0, expect)}
 	s.srv = &http.Server{Handler: http.HandlerFunc(s.serve), ReadHeaderTimeout: 10 * time.Second}
 	go func() { _ = s.srv.Serve(ln) }()
 	return s, nil

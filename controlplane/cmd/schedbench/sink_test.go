@@ -8,7 +8,7 @@ import (
 )
 
 func TestSinkStats(t *testing.T) {
-	s, err := startSink()
+	s, err := startSink(4)
 	if err != nil {
 		t.Fatal(err)
 	}
