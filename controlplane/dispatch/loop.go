@@ -13,6 +13,7 @@ import (
 
 	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/store"
 	"github.com/schedulerhq/terraform-provider-scheduler/internal/recurrence"
+	"github.com/schedulerhq/terraform-provider-scheduler/internal/wire"
 )
 
 // maxCoalesce bounds how many missed occurrences one misfire check walks through.
@@ -71,17 +72,23 @@ func (in *inbox) take() []event {
 	return evs
 }
 
-// entry is one schedulable job in the loop.
+// entry is one schedulable job in the loop. The loop holds every schedulable job, so an entry
+// keeps what an attempt needs in one string (def: the job's key and properties, secrets sealed,
+// as JSON), decoded when an occurrence is claimed: a decoded job is a few dozen small objects
+// that every garbage collection would mark, and with 100,000 jobs that marking ran in the middle
+// of the bursts of attempts.
 type entry struct {
-	job       *store.Job // as last loaded (definition sealed)
-	rule      *recurrence.Rule
-	ruleKey   string
-	next      time.Time
-	version   int64
-	execCount int
-	item      *item // in the heap while waiting for next; nil while claiming or parked
-	claiming  bool  // a claim is in the writer
-	dirty     bool  // changed while claiming: reload when the claim is answered
+	id           int64
+	collectionID int64
+	def          string
+	rule         *recurrence.Rule
+	ruleKey      string
+	next         time.Time
+	version      int64
+	execCount    int
+	item         *item // in the heap while waiting for next; nil while claiming or parked
+	claiming     bool  // a claim is in the writer
+	dirty        bool  // changed while claiming: reload when the claim is answered
 }
 
 // item is a heap element: when to claim a job's next occurrence (Lookahead before it is due) or
@@ -197,22 +204,29 @@ func (l *loop) put(j *store.Job) {
 	key := scheduleKey(j)
 	var rule *recurrence.Rule
 	if old != nil && old.ruleKey == key {
-		rule = old.rule // the schedule did not change
+		rule, key = old.rule, old.ruleKey // the schedule did not change
 	} else {
-		r, err := l.rules.acquire(key, j)
+		r, k, err := l.rules.acquire(key, j)
 		if err != nil {
 			l.d.log.Error("job has an invalid schedule: not scheduled", "job_id", j.ID, "job", j.Key.Name, "error", err.Error())
 			l.drop(j.ID)
 			return
 		}
 		l.drop(j.ID)
-		rule = r
+		rule, key = r, k
 	}
 	if old != nil && old.item != nil {
 		heap.Remove(&l.heap, old.item.index)
 		old.item = nil
 	}
-	e := &entry{job: j, rule: rule, ruleKey: key, next: j.Status.NextExecutionTime, version: j.Version, execCount: j.Status.ExecutionCount}
+	def, err := encodeDefinition(j)
+	if err != nil {
+		l.d.log.Error("job cannot be kept: not scheduled", "job_id", j.ID, "job", j.Key.Name, "error", err.Error())
+		l.drop(j.ID)
+		return
+	}
+	e := &entry{id: j.ID, collectionID: j.CollectionID, def: def, rule: rule, ruleKey: key,
+		next: j.Status.NextExecutionTime, version: j.Version, execCount: j.Status.ExecutionCount}
 	e.item = l.push(e.next.Add(-l.d.cfg.Lookahead), e, nil)
 	l.entries[j.ID] = e
 }
@@ -250,7 +264,7 @@ func (l *loop) drop(id int64) {
 // reloadCollection drops every job of a collection and loads back the ones that can fire.
 func (l *loop) reloadCollection(ctx context.Context, id int64) {
 	for jid, e := range l.entries {
-		if e.job.CollectionID == id {
+		if e.collectionID == id {
 			if e.claiming {
 				e.dirty = true
 				continue
@@ -351,10 +365,10 @@ func (l *loop) claim(e *entry, now time.Time) *claimOp {
 	e.claiming = true
 	return &claimOp{
 		entry: e,
-		job:   e.job,
+		job:   l.job(e),
 		claim: store.ExecutionClaim{
 			Execution: store.Execution{
-				JobID: e.job.ID, Tag: uuid.NewString(), Scheduled: scheduled, Missed: missed, Phase: store.ActionMain,
+				JobID: e.id, Tag: uuid.NewString(), Scheduled: scheduled, Missed: missed, Phase: store.ActionMain,
 				DueAt: scheduled, ClaimedAt: now,
 			},
 			ExpectVersion:     e.version,
@@ -367,7 +381,7 @@ func (l *loop) claim(e *entry, now time.Time) *claimOp {
 // when the loop has it (else the worker loads it: no I/O on the loop).
 func (l *loop) resume(x *store.Execution, job *store.Job) {
 	if e := l.entries[x.JobID]; e != nil {
-		job = e.job
+		job = l.job(e)
 	}
 	l.d.tasks.push(task{exec: *x, job: job})
 }
@@ -398,7 +412,7 @@ func (l *loop) claimed(ctx context.Context, ev event) {
 		e.claiming = false
 		if ev.claimErr != nil {
 			// Nothing was committed: try again a little later.
-			if l.entries[e.job.ID] == e {
+			if l.entries[e.id] == e {
 				e.item = l.push(l.d.clock.Now().Add(time.Second), e, nil)
 			}
 			continue
@@ -406,8 +420,8 @@ func (l *loop) claimed(ctx context.Context, ev event) {
 		res := ev.claimResults[i]
 		if res.Err != nil {
 			// The job changed under us (an API write, a manual run) or is gone: reload it.
-			if l.entries[e.job.ID] == e {
-				l.reload(ctx, e.job.ID)
+			if l.entries[e.id] == e {
+				l.reload(ctx, e.id)
 			}
 			continue
 		}
@@ -417,16 +431,16 @@ func (l *loop) claimed(ctx context.Context, ev event) {
 		} else {
 			l.d.tasks.push(task{exec: *x, job: c.job})
 		}
-		if l.entries[e.job.ID] != e {
+		if l.entries[e.id] != e {
 			continue // dropped while claiming
 		}
 		e.version, e.execCount, e.next = res.Version, x.RepeatCount, c.claim.NextExecutionTime
 		switch {
 		case e.dirty:
 			e.dirty = false
-			l.reload(ctx, e.job.ID)
+			l.reload(ctx, e.id)
 		case e.next.IsZero():
-			l.drop(e.job.ID) // nothing left: it completes when its execution ends
+			l.drop(e.id) // nothing left: it completes when its execution ends
 		default:
 			e.item = l.push(e.next.Add(-l.d.cfg.Lookahead), e, nil)
 		}
@@ -461,6 +475,44 @@ func (l *loop) recorded(ev event) {
 	}
 }
 
+// definition is what an entry keeps of a job for its attempts.
+type definition struct {
+	Subscription  string             `json:"s"`
+	ResourceGroup string             `json:"g"`
+	Collection    string             `json:"c"`
+	Name          string             `json:"n"`
+	Properties    wire.JobProperties `json:"p"`
+}
+
+// encodeDefinition encodes what an attempt needs of j (its recurrence is in the entry's rule).
+func encodeDefinition(j *store.Job) (string, error) {
+	d := definition{Subscription: j.Key.Subscription, ResourceGroup: j.Key.ResourceGroup, Collection: j.Key.CollectionKey.Name,
+		Name: j.Key.Name, Properties: j.Properties}
+	d.Properties.Recurrence = nil
+	b, err := json.Marshal(d)
+	if err != nil {
+		return "", fmt.Errorf("encode job %d: %w", j.ID, err)
+	}
+	return string(b), nil
+}
+
+// job decodes an entry's job for an attempt; nil when it cannot (the worker then loads it).
+func (l *loop) job(e *entry) *store.Job {
+	var d definition
+	if err := json.Unmarshal([]byte(e.def), &d); err != nil {
+		l.d.log.Error("decoding a job: loading it from the store instead", "job_id", e.id, "error", err.Error())
+		return nil
+	}
+	return &store.Job{
+		ID: e.id, CollectionID: e.collectionID, Properties: d.Properties, Version: e.version,
+		Key: store.JobKey{
+			CollectionKey: store.CollectionKey{Subscription: d.Subscription, ResourceGroup: d.ResourceGroup, Name: d.Collection},
+			Name:          d.Name,
+		},
+		State: store.JobStateEnabled, CollectionState: store.CollectionStateEnabled,
+	}
+}
+
 // scheduleKey identifies what a job's rule is compiled from: startTime and recurrence, and the
 // creation time when there is no startTime (it is then the anchor).
 func scheduleKey(j *store.Job) string {
@@ -481,20 +533,22 @@ type ruleCache map[string]*sharedRule
 
 type sharedRule struct {
 	rule *recurrence.Rule
+	key  string // the map's key, shared by the entries that use the rule
 	refs int
 }
 
-func (c ruleCache) acquire(key string, j *store.Job) (*recurrence.Rule, error) {
+// acquire returns the rule of key and the cache's copy of key (one string for all its users).
+func (c ruleCache) acquire(key string, j *store.Job) (*recurrence.Rule, string, error) {
 	if r := c[key]; r != nil {
 		r.refs++
-		return r.rule, nil
+		return r.rule, r.key, nil
 	}
 	rule, err := recurrence.Compile(j.Properties.StartTime, j.Properties.Recurrence, j.CreatedAt)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
-	c[key] = &sharedRule{rule: rule, refs: 1}
-	return rule, nil
+	c[key] = &sharedRule{rule: rule, key: key, refs: 1}
+	return rule, key, nil
 }
 
 func (c ruleCache) release(key string) {
