@@ -116,12 +116,10 @@ func (d *Dispatcher) worker(attemptCtx context.Context) {
 		if !ok {
 			return
 		}
-		r, ok := d.work(attemptCtx, t)
-		if ok {
+		if r, ok := d.work(attemptCtx, t); ok {
 			select {
 			case d.ops <- op{record: r}:
 			case <-attemptCtx.Done():
-				ok = false
 			}
 		}
 		d.tasks.done() // after its record is queued: when the queue is idle, every record is in
