@@ -173,7 +173,7 @@ func (d *jobHistoryDataSource) Schema(_ context.Context, _ datasource.SchemaRequ
 		"end_time":                schema.StringAttribute{Computed: true, MarkdownDescription: "When the attempt ended (RFC 3339)."},
 	}
 	resp.Schema = schema.Schema{
-		MarkdownDescription: "Reads a job's execution history, newest first: one entry per attempt.",
+		MarkdownDescription: "Reads a job's execution history, newest first: one entry per attempt, the newest execution's attempts first (newest attempt first), then the previous execution's.",
 		Attributes: map[string]schema.Attribute{
 			"job_id": schema.StringAttribute{Required: true, MarkdownDescription: "ARM id of the job (`scheduler_job.<name>.id`).", Validators: []validator.String{armID{job: true}}},
 			"status": schema.StringAttribute{
@@ -188,7 +188,7 @@ func (d *jobHistoryDataSource) Schema(_ context.Context, _ datasource.SchemaRequ
 			},
 			"entries": schema.ListNestedAttribute{
 				Computed:            true,
-				MarkdownDescription: "The entries, newest first.",
+				MarkdownDescription: "The entries, newest execution first, each execution's attempts newest first.",
 				NestedObject:        schema.NestedAttributeObject{Attributes: entry},
 			},
 		},
