@@ -542,3 +542,34 @@ func TestASlowAttemptHoldsBackOtherRecordsAtMostAQuarterSecond(t *testing.T) {
 		advanced += 10 * time.Millisecond
 	}
 }
+
+// TestAnOccurrenceClaimedAheadTakesADefinitionChangedBeforeItIsDue: the job is decoded when its
+// occurrence is claimed ahead; a change that comes before the occurrence is due still applies.
+func TestAnOccurrenceClaimedAheadTakesADefinitionChangedBeforeItIsDue(t *testing.T) {
+	tg := newTarget(t)
+	e := newEnv(t, t0, nil) // Lookahead 500 ms
+	props := everyMinute(t0.Add(time.Minute))
+	props.Action = httpAction(tg.URL + "/old")
+	e.putJob("j", props, "Enabled")
+	e.start()
+	e.clock.Set(t0.Add(time.Minute - 400*time.Millisecond))
+	deadline := time.Now().Add(wait)
+	for len(e.unfinished()) == 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("the occurrence was not claimed ahead")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	claimed := e.unfinished()[0]
+	props.Action = httpAction(tg.URL + "/new")
+	e.putJob("j", props, "Enabled")
+	e.settle()
+	e.clock.Set(t0.Add(time.Minute))
+	for {
+		h := tg.next(t)
+		if h.Header.Get("x-ms-execution-tag") == claimed.Tag {
+			equal(t, "path of the occurrence claimed before the change", h.Path, "/new")
+			return
+		}
+	}
+}

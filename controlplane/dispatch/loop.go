@@ -99,6 +99,7 @@ type item struct {
 	entry *entry
 	exec  *store.Execution
 	job   *store.Job // the exec's job as last known (nil: the worker loads it)
+	def   string     // the entry definition job was decoded from ("": not from one)
 	index int
 }
 
@@ -154,9 +155,11 @@ func (l *loop) push(at time.Time, e *entry, x *store.Execution) *item {
 	return it
 }
 
-// pushExec schedules an execution's next attempt; job is its job as known (nil: unknown).
-func (l *loop) pushExec(x *store.Execution, job *store.Job) {
-	l.push(x.DueAt, nil, x).job = job
+// pushExec schedules an execution's next attempt; job is its job as known (nil: unknown),
+// decoded from the entry definition def ("": not from one).
+func (l *loop) pushExec(x *store.Execution, job *store.Job, def string) {
+	it := l.push(x.DueAt, nil, x)
+	it.job, it.def = job, def
 }
 
 // load reads the schedulable jobs and the unfinished executions, page by page.
@@ -183,7 +186,7 @@ func (l *loop) load(ctx context.Context) error {
 		}
 		for _, x := range execs {
 			after = x.ID
-			l.pushExec(x, nil)
+			l.pushExec(x, nil, "")
 			l.resumed++
 		}
 		if len(execs) < DefaultLoadPage {
@@ -307,7 +310,7 @@ func (l *loop) run(ctx context.Context) {
 				continue
 			}
 			if it.exec != nil {
-				l.resume(it.exec, it.job)
+				l.resume(it.exec, it.job, it.def)
 				continue
 			}
 			e := it.entry
@@ -366,6 +369,7 @@ func (l *loop) claim(e *entry, now time.Time) *claimOp {
 	return &claimOp{
 		entry: e,
 		job:   l.job(e),
+		def:   e.def,
 		claim: store.ExecutionClaim{
 			Execution: store.Execution{
 				JobID: e.id, Tag: uuid.NewString(), Scheduled: scheduled, Missed: missed, Phase: store.ActionMain,
@@ -378,9 +382,11 @@ func (l *loop) claim(e *entry, now time.Time) *claimOp {
 }
 
 // resume sends an execution's next attempt to the workers, with its job's latest definition
-// when the loop has it (else the worker loads it: no I/O on the loop).
-func (l *loop) resume(x *store.Execution, job *store.Job) {
-	if e := l.entries[x.JobID]; e != nil {
+// when the loop has it (else the worker loads it: no I/O on the loop). An occurrence claimed
+// ahead keeps the job decoded at its claim unless the definition changed since: no decoding in
+// the burst of attempts falling due together.
+func (l *loop) resume(x *store.Execution, job *store.Job, def string) {
+	if e := l.entries[x.JobID]; e != nil && (job == nil || e.def != def) {
 		job = l.job(e)
 	}
 	l.d.tasks.push(task{exec: *x, job: job})
@@ -401,7 +407,7 @@ func (l *loop) handle(ctx context.Context, ev event) {
 	case evRecorded:
 		l.recorded(ev)
 	case evReschedule:
-		l.pushExec(ev.exec, nil)
+		l.pushExec(ev.exec, nil, "")
 	}
 }
 
@@ -427,7 +433,7 @@ func (l *loop) claimed(ctx context.Context, ev event) {
 		}
 		x := res.Execution
 		if x.DueAt.After(l.d.clock.Now()) {
-			l.pushExec(x, c.job) // claimed ahead: the attempt starts when due
+			l.pushExec(x, c.job, c.def) // claimed ahead: the attempt starts when due
 		} else {
 			l.d.tasks.push(task{exec: *x, job: c.job})
 		}
@@ -456,7 +462,7 @@ func (l *loop) recorded(ev event) {
 		if !r.rec.Next.IsZero() {
 			x := r.exec
 			x.Phase, x.Attempt, x.DueAt = r.rec.Phase, r.rec.Attempt, r.rec.Next
-			l.pushExec(&x, r.job)
+			l.pushExec(&x, r.job, "")
 		}
 		e := l.entries[r.rec.JobID]
 		if e == nil {

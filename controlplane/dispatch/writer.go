@@ -16,7 +16,8 @@ type op struct {
 
 type claimOp struct {
 	entry *entry
-	job   *store.Job
+	job   *store.Job // decoded from def
+	def   string
 	claim store.ExecutionClaim
 }
 
