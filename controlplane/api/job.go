@@ -315,6 +315,14 @@ func nextExecution(rule *recurrence.Rule, state, collectionState string, old *st
 			ok = false
 		}
 	}
+	// The dispatcher claims an occurrence up to half a second before it is due and then sets the
+	// job's lastExecutionTime to that occurrence's due time: an occurrence at or before it has
+	// been claimed already and must not be scheduled a second time.
+	if old != nil && !old.Status.LastExecutionTime.Before(now) {
+		for ok && !at.After(old.Status.LastExecutionTime) {
+			at, ok = rule.Next(at)
+		}
+	}
 	if !ok {
 		return time.Time{}, store.JobStateCompleted
 	}

@@ -20,6 +20,8 @@ import (
 
 	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/secret"
 	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/store"
+	"github.com/schedulerhq/terraform-provider-scheduler/internal/recurrence"
+	"github.com/schedulerhq/terraform-provider-scheduler/internal/wire"
 )
 
 const jobPath = collPath + "/jobs/j1" + apiVersion
@@ -322,5 +324,36 @@ func TestPatchAuthenticationType(t *testing.T) {
 	r = h.must(200, http.MethodPatch, jobPath, `{"properties":{"action":{"request":{"authentication":null}}}}`)
 	if a := get(r.json(t), "properties", "action", "request", "authentication"); a != nil {
 		t.Fatalf("authentication after null: %v", a)
+	}
+}
+
+// TestUpdateDoesNotRescheduleAnOccurrenceClaimedAhead: the dispatcher claims an occurrence up to
+// half a second before it is due; a job updated in that half second resumes after it, not at it
+// (which would run it twice).
+func TestUpdateDoesNotRescheduleAnOccurrenceClaimedAhead(t *testing.T) {
+	t0 := time.Date(2026, 6, 1, 9, 0, 0, 0, time.UTC)
+	one := 1
+	rule, err := recurrence.Compile(t0.Format(time.RFC3339), &wire.JobRecurrence{Frequency: "Minute", Interval: &one}, t0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := t0.Add(time.Minute - 300*time.Millisecond)
+	for _, tc := range []struct {
+		name string
+		last time.Time
+		want time.Time
+	}{
+		{"the 09:01 occurrence claimed ahead", t0.Add(time.Minute), t0.Add(2 * time.Minute)},
+		{"the 09:01 occurrence not claimed yet", t0, t0.Add(time.Minute)},
+		{"never executed", time.Time{}, t0.Add(time.Minute)},
+	} {
+		old := &store.Job{Status: store.JobStatus{ExecutionCount: 1, LastExecutionTime: tc.last}}
+		if tc.last.IsZero() {
+			old.Status.ExecutionCount = 0
+		}
+		next, state := nextExecution(rule, store.JobStateEnabled, store.CollectionStateEnabled, old, now)
+		if !next.Equal(tc.want) || state != store.JobStateEnabled {
+			t.Errorf("%s: next %s, state %s; want %s, Enabled", tc.name, next, state, tc.want)
+		}
 	}
 }
