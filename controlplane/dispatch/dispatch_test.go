@@ -478,14 +478,7 @@ func TestClaimsAheadButStartsWhenDue(t *testing.T) {
 	j := e.putJob("j", props, "Enabled")
 	e.start()
 	e.clock.Set(t0.Add(time.Minute - 400*time.Millisecond))
-	deadline := time.Now().Add(wait)
-	for len(e.unfinished()) == 0 {
-		if time.Now().After(deadline) {
-			t.Fatal("the occurrence was not claimed ahead")
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-	x := e.unfinished()[0]
+	x := e.claimed()
 	equal(t, "claimed execution", [3]any{x.Scheduled, x.DueAt, x.ClaimedAt}, [3]any{t0.Add(time.Minute), t0.Add(time.Minute), t0.Add(time.Minute - 400*time.Millisecond)})
 	equal(t, "next advanced by the claim", e.job(j.ID).Status.NextExecutionTime, t0.Add(2*time.Minute))
 	equal(t, "last execution: when the attempt starts, not when it was claimed", e.job(j.ID).Status.LastExecutionTime, t0.Add(time.Minute))
@@ -553,14 +546,7 @@ func TestAnOccurrenceClaimedAheadTakesADefinitionChangedBeforeItIsDue(t *testing
 	e.putJob("j", props, "Enabled")
 	e.start()
 	e.clock.Set(t0.Add(time.Minute - 400*time.Millisecond))
-	deadline := time.Now().Add(wait)
-	for len(e.unfinished()) == 0 {
-		if time.Now().After(deadline) {
-			t.Fatal("the occurrence was not claimed ahead")
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-	claimed := e.unfinished()[0]
+	claimed := e.claimed()
 	props.Action = httpAction(tg.URL + "/new")
 	e.putJob("j", props, "Enabled")
 	e.settle()

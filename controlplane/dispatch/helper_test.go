@@ -273,6 +273,22 @@ func (e *env) unfinished() []*store.Execution {
 	return xs
 }
 
+// claimed waits until an occurrence is claimed (stored as an unfinished execution) and returns
+// the first unfinished execution.
+func (e *env) claimed() *store.Execution {
+	e.t.Helper()
+	deadline := time.Now().Add(wait)
+	for {
+		if xs := e.unfinished(); len(xs) > 0 {
+			return xs[0]
+		}
+		if time.Now().After(deadline) {
+			e.t.Fatal("no occurrence was claimed")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
 func httpAction(uri string) *wire.JobAction {
 	return &wire.JobAction{Type: "Http", Request: &wire.HTTPRequest{URI: uri, Method: "POST", Body: "ping"}}
 }
