@@ -67,14 +67,26 @@ func (d *Dispatcher) writer(ctx context.Context) {
 		return len(records) > 0 && (len(records) >= 4*d.cfg.BatchSize || !open || !d.tasks.busy() ||
 			d.clock.Now().Sub(since) >= maxRecordWait)
 	}
+	// One timer per group of waiting records (since), made when the writer first waits for it.
+	var (
+		timer      clock.Timer
+		timerSince time.Time
+	)
+	defer func() {
+		if timer != nil {
+			timer.Stop()
+		}
+	}()
 	for open || len(claims) > 0 || len(records) > 0 {
 		if len(claims) == 0 && !recordsNow() {
-			var (
-				timer clock.Timer
-				wait  <-chan time.Time
-			)
+			var wait <-chan time.Time
 			if len(records) > 0 {
-				timer = d.clock.NewTimer(maxRecordWait - d.clock.Now().Sub(since))
+				if timer == nil || !timerSince.Equal(since) {
+					if timer != nil {
+						timer.Stop()
+					}
+					timer, timerSince = d.clock.NewTimer(maxRecordWait-d.clock.Now().Sub(since)), since
+				}
 				wait = timer.C()
 			}
 			var (
@@ -88,9 +100,7 @@ func (d *Dispatcher) writer(ctx context.Context) {
 				}
 			case <-d.tasks.idle:
 			case <-wait:
-			}
-			if timer != nil {
-				timer.Stop()
+				timer = nil // fired
 			}
 			if !received {
 				continue
