@@ -106,13 +106,17 @@ func (f *Fake) Set(t time.Time) {
 }
 
 func (f *Fake) fireDue() {
+	type firing struct {
+		t  *fakeTimer
+		at time.Time // read under the lock: a Reset may change t.at once it is released
+	}
 	f.mu.Lock()
-	var due []*fakeTimer
+	var due []firing
 	kept := f.timers[:0]
 	for _, t := range f.timers {
 		if t.active && !t.at.After(f.now) {
 			t.active = false
-			due = append(due, t)
+			due = append(due, firing{t: t, at: t.at})
 			continue
 		}
 		if t.active {
@@ -123,9 +127,9 @@ func (f *Fake) fireDue() {
 	now := f.now
 	f.mu.Unlock()
 	sort.Slice(due, func(i, j int) bool { return due[i].at.Before(due[j].at) })
-	for _, t := range due {
+	for _, d := range due {
 		select {
-		case t.c <- now:
+		case d.t.c <- now:
 		default:
 		}
 	}
