@@ -15,10 +15,12 @@ type op struct {
 }
 
 type claimOp struct {
-	entry *entry
-	job   *store.Job // decoded from def
-	def   string
-	claim store.ExecutionClaim
+	entry  *entry
+	job    *store.Job // decoded from def
+	def    string
+	target string
+	due    bool // due when claimed (not ahead): it takes capacity
+	claim  store.ExecutionClaim
 }
 
 type recordOp struct {
@@ -181,6 +183,9 @@ func (d *Dispatcher) commitRecords(ctx context.Context, batch []*recordOp) []*re
 		return retry
 	}
 	for i, r := range batch {
+		if r.exec.Manual && (r.rec.Finished || res[i].Gone) {
+			d.manualDone(r.exec.JobID, r.exec.Tag)
+		}
 		if res[i].Gone {
 			continue
 		}
@@ -190,7 +195,7 @@ func (d *Dispatcher) commitRecords(ctx context.Context, batch []*recordOp) []*re
 		if res[i].State == store.JobStateFaulted && r.rec.Faulted {
 			d.log.Warn("job faulted", "job_id", r.rec.JobID, "execution_tag", r.exec.Tag, "faulted_after", d.cfg.FaultedAfter)
 		}
-		if d.cfg.OnRecord != nil {
+		if d.cfg.OnRecord != nil && !r.rec.Cancelled {
 			d.cfg.OnRecord(r.rec, res[i])
 		}
 	}

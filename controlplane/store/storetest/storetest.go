@@ -46,6 +46,7 @@ func Run(t *testing.T, newDriver func(t *testing.T) store.Driver) {
 		{"AttemptRecordFaulted", testAttemptRecordFaulted},
 		{"AttemptRecordCompleted", testAttemptRecordCompleted},
 		{"AttemptRecordGone", testAttemptRecordGone},
+		{"AttemptRecordCancelled", testAttemptRecordCancelled},
 		{"AttemptRecordSameJobTwiceInABatch", testAttemptRecordSameJobTwice},
 		{"HistoryListOrderFilterPaging", testHistoryList},
 		{"HistoryPurge", testHistoryPurge},
@@ -817,6 +818,35 @@ func testAttemptRecordGone(t *testing.T, d store.Driver) {
 	equal(t, "deleted job", res[0], store.AttemptRecordResult{Gone: true})
 	equal(t, "other job in the same batch", res[1].Gone, false)
 	equal(t, "other job's history", len(history(t, d, k, store.HistoryListParams{})), 1)
+}
+
+// testAttemptRecordCancelled: a cancelled execution is deleted, with no history entry, and does
+// not count as an execution of its job; cancelling it again finds it gone.
+func testAttemptRecordCancelled(t *testing.T, d store.Driver) {
+	ctx := t.Context()
+	putCollection(t, d, "c", "Enabled")
+	j := putJob(t, d, "c", "j", "Enabled", t0)
+	e := claim(t, d, scheduledClaim(j, "j", t0.Add(time.Minute))).Execution
+	before, err := d.JobGetByID(ctx, store.JobGetByIDParams{ID: j.ID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cancel := store.AttemptRecord{ExecutionID: e.ID, JobID: j.ID, Finished: true, Cancelled: true, FaultedAfter: 1}
+	equal(t, "cancelled", record(t, d, cancel), store.AttemptRecordResult{State: "Enabled", Version: before.Version + 1, Previous: before.Version})
+	equal(t, "history", len(history(t, d, j, store.HistoryListParams{})), 0)
+	xs, err := d.ExecutionListUnfinished(ctx, store.ExecutionListUnfinishedParams{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	equal(t, "unfinished executions", len(xs), 0)
+	after, err := d.JobGetByID(ctx, store.JobGetByIDParams{ID: j.ID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := before.Status
+	want.ExecutionCount--
+	equal(t, "job", [3]any{after.Version, after.State, after.Status}, [3]any{before.Version + 1, before.State, want})
+	equal(t, "cancelled again", record(t, d, cancel), store.AttemptRecordResult{Gone: true})
 }
 
 func testHistoryList(t *testing.T, d store.Driver) {
