@@ -6,6 +6,7 @@ import (
 	"unicode"
 
 	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/store"
+	"github.com/schedulerhq/terraform-provider-scheduler/internal/wire"
 )
 
 // kind is what an ARM path names.
@@ -144,9 +145,8 @@ func checkName(s string) string {
 
 // collectionID is a collection's ARM id.
 func collectionID(k store.CollectionKey) string {
-	return "/subscriptions/" + k.Subscription + "/resourceGroups/" + k.ResourceGroup +
-		"/providers/Microsoft.Scheduler/jobCollections/" + k.Name
+	return wire.CollectionResourceID(k.Subscription, k.ResourceGroup, k.Name)
 }
 
 // jobID is a job's ARM id.
-func jobID(k store.JobKey) string { return collectionID(k.CollectionKey) + "/jobs/" + k.Name }
+func jobID(k store.JobKey) string { return wire.JobResourceID(collectionID(k.CollectionKey), k.Name) }
