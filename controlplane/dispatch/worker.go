@@ -151,8 +151,7 @@ func (d *Dispatcher) work(attemptCtx context.Context, t task) (*recordOp, bool) 
 
 // ResourceIDs returns the ARM IDs of a job and of its collection.
 func ResourceIDs(k store.JobKey) (job, collection string) {
-	collection = wire.CollectionResourceID(k.Subscription, k.ResourceGroup, k.CollectionKey.Name)
-	return wire.JobResourceID(collection, k.Name), collection
+	return k.ID(), k.CollectionKey.ID()
 }
 
 // attempt makes one attempt and returns what to record; ok is false when the attempt was cut

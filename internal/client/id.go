@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/schedulerhq/terraform-provider-scheduler/internal/wire"
+	"github.com/schedulerhq/terraform-provider-scheduler/internal/arm"
 )
 
 // CollectionID names a job collection; its String form is the ARM id
@@ -23,12 +23,12 @@ type JobID struct {
 
 // String returns the ARM id of the collection.
 func (id CollectionID) String() string {
-	return wire.CollectionResourceID(id.Subscription, id.ResourceGroup, id.Name)
+	return arm.CollectionID(id.Subscription, id.ResourceGroup, id.Name)
 }
 
 // String returns the ARM id of the job.
 func (id JobID) String() string {
-	return wire.JobResourceID(id.CollectionID.String(), id.Name)
+	return arm.JobID(id.Subscription, id.ResourceGroup, id.CollectionID.Name, id.Name)
 }
 
 // path is the URL path of the collection, each name escaped.

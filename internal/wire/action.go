@@ -1,17 +1,5 @@
 package wire
 
-// CollectionResourceID is the ARM id of a job collection:
-// /subscriptions/{s}/resourceGroups/{rg}/providers/Microsoft.Scheduler/jobCollections/{name}.
-// The daemon's responses, the headers and messages of every action and the provider's ids are
-// all built here.
-func CollectionResourceID(subscription, resourceGroup, name string) string {
-	return "/subscriptions/" + subscription + "/resourceGroups/" + resourceGroup +
-		"/providers/Microsoft.Scheduler/jobCollections/" + name
-}
-
-// JobResourceID is the ARM id of a job: its collection's id, "/jobs/", its name.
-func JobResourceID(collectionID, name string) string { return collectionID + "/jobs/" + name }
-
 // Body returns the main action without its error action: the shape an attempt runs (an error
 // action's). The messages are shared, not copied.
 func (a *JobAction) Body() *JobErrorAction {
