@@ -47,6 +47,9 @@ func Run(t *testing.T, newDriver func(t *testing.T) store.Driver) {
 		{"HistoryListOrderFilterPaging", testHistoryList},
 		{"HistoryPurge", testHistoryPurge},
 		{"JobPurgeFinal", testJobPurgeFinal},
+		{"ClaimRace", testClaimRace},
+		{"LeaderTermExpiry", testLeaderTermExpiry},
+		{"StaleLeaderRefused", testStaleLeaderRefused},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
