@@ -200,7 +200,8 @@ func limit(n int) *int {
 	return &n
 }
 
-func key(s string) string { return strings.ToLower(s) }
+// key is the stored, compared form of a name (store.NameKey).
+func key(s string) string { return store.NameKey(s) }
 
 // isUnique reports whether err is a unique violation.
 func isUnique(err error) bool {

@@ -23,6 +23,8 @@ func Run(t *testing.T, newDriver func(t *testing.T) store.Driver) {
 		fn   func(t *testing.T, d store.Driver)
 	}{
 		{"CollectionPutGetDelete", testCollectionPutGetDelete},
+		{"NamesCompareAsNameKey", testNamesCompareAsNameKey},
+		{"NamesCompareAsNameKey", testNamesCompareAsNameKey},
 		{"CollectionVersion", testCollectionVersion},
 		{"CollectionList", testCollectionList},
 		{"JobPutGetDelete", testJobPutGetDelete},
