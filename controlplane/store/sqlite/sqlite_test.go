@@ -91,7 +91,7 @@ func TestOpenRefusesNewerSchema(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err = sqlite.Open(ctx, path)
-	if err == nil || !strings.Contains(err.Error(), "schema version 99 is newer than this binary's 4") {
+	if err == nil || !strings.Contains(err.Error(), "schema version 99 is newer than this binary's 6") {
 		t.Fatalf("open of a newer schema: err = %v", err)
 	}
 }

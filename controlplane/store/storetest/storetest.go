@@ -24,7 +24,6 @@ func Run(t *testing.T, newDriver func(t *testing.T) store.Driver) {
 	}{
 		{"CollectionPutGetDelete", testCollectionPutGetDelete},
 		{"NamesCompareAsNameKey", testNamesCompareAsNameKey},
-		{"NamesCompareAsNameKey", testNamesCompareAsNameKey},
 		{"CollectionVersion", testCollectionVersion},
 		{"CollectionList", testCollectionList},
 		{"JobPutGetDelete", testJobPutGetDelete},
