@@ -63,10 +63,10 @@ func newLiveHarness(t *testing.T) *liveHarness {
 // sentinelColl holds the sentinel job, whatever happens to jc1.
 const sentinelColl = "/subscriptions/sub-a/resourceGroups/rg1/providers/Microsoft.Scheduler/jobCollections/sentinel"
 
-// putOnce creates or replaces job name: one execution at at, to the receiver's path.
-func (lh *liveHarness) putOnce(want int, name string, at time.Time, path string) {
+// putOnce creates or replaces job j1: one execution at at, to the receiver's path.
+func (lh *liveHarness) putOnce(want int, at time.Time, path string) {
 	lh.t.Helper()
-	lh.putOnceIn(want, collPath, name, at, path)
+	lh.putOnceIn(want, collPath, "j1", at, path)
 }
 
 func (lh *liveHarness) putOnceIn(want int, coll, name string, at time.Time, path string) {
@@ -133,12 +133,12 @@ func TestAChangeWinsOverAClaim(t *testing.T) {
 			lh.must(http.StatusOK, http.MethodPatch, collPath+apiVersion, `{"properties":{"state":"Suspended"}}`)
 		}, nil},
 		{"updated", func(lh *liveHarness) {
-			lh.putOnce(http.StatusOK, "j1", due, "/updated")
+			lh.putOnce(http.StatusOK, due, "/updated")
 		}, []string{"/updated"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			lh := newLiveHarness(t)
-			lh.putOnce(http.StatusCreated, "j1", due, "/j1")
+			lh.putOnce(http.StatusCreated, due, "/j1")
 			lh.fake.Set(due.Add(-400 * time.Millisecond))
 			lh.claimed("j1", 1)
 			lh.fake.Set(due.Add(-300 * time.Millisecond))
@@ -157,7 +157,7 @@ func TestAJobDeletedAndRecreated200TimesFiresOnce(t *testing.T) {
 	lh := newLiveHarness(t)
 	lh.fake.Set(due.Add(-500 * time.Millisecond))
 	for i := range 200 {
-		lh.putOnce(http.StatusCreated, "j1", due, "/j1")
+		lh.putOnce(http.StatusCreated, due, "/j1")
 		lh.claimed("j1", 1)
 		lh.fake.Advance(2 * time.Millisecond)
 		if i < 199 {
@@ -174,7 +174,7 @@ func TestAJobDeletedAndRecreated200TimesFiresOnce(t *testing.T) {
 // runs.
 func TestARunInADisabledOrSuspendedCollectionIsRefused(t *testing.T) {
 	lh := newLiveHarness(t)
-	lh.putOnce(http.StatusCreated, "j1", due.Add(time.Hour), "/j1")
+	lh.putOnce(http.StatusCreated, due.Add(time.Hour), "/j1")
 	for _, st := range []string{"Disabled", "Suspended"} {
 		lh.must(http.StatusOK, http.MethodPatch, collPath+apiVersion, `{"properties":{"state":"`+st+`"}}`)
 		r := lh.do(http.MethodPost, collPath+"/jobs/j1/run"+apiVersion, adminToken, nil)

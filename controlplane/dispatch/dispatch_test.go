@@ -548,8 +548,14 @@ func TestAChangeCancelsAnOccurrenceClaimedAhead(t *testing.T) {
 	e.start()
 	e.clock.Set(t0.Add(time.Minute - 400*time.Millisecond))
 	claimed := e.claimed()
-	props.Action = httpAction(tg.URL + "/new")
-	j := e.putJob("j", props, "Enabled")
+	// The update, as the API makes it: status kept, scheduled at the claimed occurrence again.
+	j := e.job(claimed.JobID)
+	j.Properties.Action = httpAction(tg.URL + "/new")
+	j.Status.NextExecutionTime = t0.Add(time.Minute)
+	if _, _, err := e.store.JobPut(t.Context(), store.JobPutParams{Job: *j, ExpectVersion: j.Version, Now: e.clock.Now()}); err != nil {
+		t.Fatal(err)
+	}
+	e.disp.JobChanged(j.ID)
 	e.settle()
 	e.clock.Set(t0.Add(time.Minute))
 	h := tg.next(t)
@@ -566,4 +572,5 @@ func TestAChangeCancelsAnOccurrenceClaimedAhead(t *testing.T) {
 	equal(t, "requests", len(tg.hits), 0)
 	equal(t, "history entries", len(e.history(j)), 2)
 	equal(t, "unfinished executions", len(e.unfinished()), 0)
+	equal(t, "executions", e.job(j.ID).Status.ExecutionCount, 2)
 }

@@ -48,11 +48,16 @@ func (d *Dispatcher) writer(ctx context.Context) {
 	var (
 		claims  []*claimOp
 		records []*recordOp
-		since   time.Time // when the oldest record waiting came
+		cancels []*recordOp // cancelled executions: committed first, before the claims that follow them
+		since   time.Time   // when the oldest record waiting came
 	)
 	add := func(o op) {
 		if o.claim != nil {
 			claims = append(claims, o.claim)
+		}
+		if o.record != nil && o.record.rec.Cancelled {
+			cancels = append(cancels, o.record)
+			return
 		}
 		if o.record != nil {
 			if len(records) == 0 {
@@ -79,8 +84,8 @@ func (d *Dispatcher) writer(ctx context.Context) {
 			timer.Stop()
 		}
 	}()
-	for open || len(claims) > 0 || len(records) > 0 {
-		if len(claims) == 0 && !recordsNow() {
+	for open || len(claims) > 0 || len(records) > 0 || len(cancels) > 0 {
+		if len(claims) == 0 && len(cancels) == 0 && !recordsNow() {
 			var wait <-chan time.Time
 			if len(records) > 0 {
 				if timer == nil || !timerSince.Equal(since) {
@@ -121,6 +126,21 @@ func (d *Dispatcher) writer(ctx context.Context) {
 			default:
 				break drain
 			}
+		}
+		if len(cancels) > 0 {
+			n := min(len(cancels), d.cfg.BatchSize)
+			batch := cancels[:n:n]
+			cancels = cancels[n:]
+			if failed := d.commitRecords(wctx, batch); len(failed) > 0 {
+				cancels = append(failed, cancels...)
+				t := d.clock.NewTimer(time.Duration(failed[0].tries) * 100 * time.Millisecond)
+				select {
+				case <-t.C():
+				case <-ctx.Done():
+					t.Stop()
+				}
+			}
+			continue
 		}
 		if len(claims) > 0 {
 			n := min(len(claims), d.cfg.BatchSize)
