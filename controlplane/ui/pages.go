@@ -516,4 +516,3 @@ func (s *Server) health(w http.ResponseWriter, r *http.Request, req *request) {
 	}
 	s.render(w, http.StatusOK, "health", s.newView(req, "Health", "health", d))
 }
-
