@@ -24,14 +24,11 @@ func (s *Server) parseTemplates() error {
 			}
 			return t.Format("2006-01-02 15:04:05 MST")
 		},
-		"whenIn": func(t time.Time, zone string) string {
+		"whenIn": func(t time.Time, loc *time.Location) string {
 			if t.IsZero() {
 				return "—"
 			}
-			if loc, err := time.LoadLocation(zone); err == nil {
-				t = t.In(loc)
-			}
-			return t.Format("2006-01-02 15:04:05 MST")
+			return t.In(loc).Format("2006-01-02 15:04:05 MST")
 		},
 		"hhmm": func(t time.Time) string { return t.Format("15:04") },
 		"iso":  func(t time.Time) string { return t.UTC().Format(time.RFC3339) },
@@ -165,7 +162,7 @@ func (s *Server) overview(w http.ResponseWriter, r *http.Request, req *request) 
 type jobRow struct {
 	J           *store.Job
 	Schedule    string
-	Zone        string
+	Loc         *time.Location
 	LastStatus  string
 	LastAction  string
 	LastMessage string
@@ -261,9 +258,9 @@ func (s *Server) collectionData(ctx context.Context, key store.CollectionKey, q 
 	d.Rows = make([]jobRow, len(jobs))
 	for i, j := range jobs {
 		rule := compile(j)
-		row := jobRow{J: j, Schedule: describe(&j.Properties, rule), Zone: "UTC"}
+		row := jobRow{J: j, Schedule: describe(&j.Properties, rule), Loc: time.UTC}
 		if rule != nil {
-			row.Zone = rule.Location().String()
+			row.Loc = rule.Location()
 		}
 		if j.Status.ExecutionCount > 0 {
 			hs, err := s.store.HistoryList(ctx, store.HistoryListParams{Job: j.Key, Limit: 1})
@@ -286,6 +283,7 @@ type jobData struct {
 	J          *store.Job
 	Schedule   string
 	Zone       string
+	Loc        *time.Location
 	Definition string
 	Next       []time.Time
 	Calendar   calendar
@@ -325,6 +323,7 @@ func (s *Server) job(w http.ResponseWriter, r *http.Request, req *request) {
 		loc = rule.Location()
 		d.Zone = loc.String()
 	}
+	d.Loc = loc
 	d.CanRun = j.State != store.JobStateCompleted && j.State != store.JobStateFaulted
 	d.CanEnable = j.State == store.JobStateDisabled
 	d.CanDisable = j.State == store.JobStateEnabled
