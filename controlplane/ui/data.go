@@ -4,15 +4,11 @@ import (
 	"container/heap"
 	"context"
 	"fmt"
-	"sort"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/api"
 	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/store"
 	"github.com/schedulerhq/terraform-provider-scheduler/internal/recurrence"
-	"github.com/schedulerhq/terraform-provider-scheduler/internal/wire"
 )
 
 // Limits of what one page reads, so that a page's cost stays bounded whatever the store holds.
@@ -235,105 +231,12 @@ func (s *Server) executionsSince(ctx context.Context, jobs []*store.Job, since t
 	return o, nil
 }
 
-// describe is a recurrence in words, such as "every 15 minutes at hours 9 and 17, 10 times".
-func describe(p *wire.JobProperties, rule *recurrence.Rule) string {
+// describe is a job's schedule in words (the engine's recurrence.Describe).
+func describe(rule *recurrence.Rule) string {
 	if rule == nil {
 		return "(the schedule does not compile)"
 	}
-	zone := rule.Location().String()
-	rec := p.Recurrence
-	if !rule.Recurring() || rec == nil {
-		if rule.HasStartTime() {
-			return "once, at " + rule.Anchor().Format("2006-01-02 15:04:05") + " " + zone
-		}
-		return "once, when created"
-	}
-	unit := strings.ToLower(rule.Frequency().String())
-	var b strings.Builder
-	if n := rule.Interval(); n > 1 {
-		fmt.Fprintf(&b, "every %d %ss", n, unit)
-	} else {
-		b.WriteString("every " + unit)
-	}
-	if sc := rec.Schedule; sc != nil {
-		if len(sc.WeekDays) > 0 {
-			b.WriteString(" on " + joinWords(sc.WeekDays))
-		}
-		if len(sc.MonthDays) > 0 {
-			days := make([]string, len(sc.MonthDays))
-			for i, d := range sc.MonthDays {
-				days[i] = dayName(d)
-			}
-			b.WriteString(" on the " + joinWords(days))
-		}
-		for _, mo := range sc.MonthlyOccurrences {
-			if mo.Occurrence != nil {
-				fmt.Fprintf(&b, " on the %s %s", dayName(*mo.Occurrence), mo.Day)
-			} else {
-				b.WriteString(" on every " + mo.Day)
-			}
-		}
-		if len(sc.Hours) > 0 {
-			b.WriteString(" at " + joinWords(ints(sc.Hours, "h")))
-		}
-		if len(sc.Minutes) > 0 {
-			b.WriteString(" at minute " + joinWords(ints(sc.Minutes, "")))
-		}
-	}
-	if c := rule.Count(); c > 0 {
-		fmt.Fprintf(&b, ", %d times", c)
-	}
-	if end, ok := rule.EndTime(); ok {
-		b.WriteString(", until " + end.Format("2006-01-02 15:04"))
-	}
-	b.WriteString(" (" + zone + ")")
-	return b.String()
-}
-
-func ints(v []int, suffix string) []string {
-	s := append([]int(nil), v...)
-	sort.Ints(s)
-	out := make([]string, len(s))
-	for i, n := range s {
-		out[i] = strconv.Itoa(n) + suffix
-	}
-	return out
-}
-
-func dayName(d int) string {
-	switch {
-	case d == -1:
-		return "last"
-	case d < 0:
-		return ordinal(-d) + " last"
-	default:
-		return ordinal(d)
-	}
-}
-
-func ordinal(n int) string {
-	suffix := "th"
-	switch {
-	case n%100 >= 11 && n%100 <= 13:
-	case n%10 == 1:
-		suffix = "st"
-	case n%10 == 2:
-		suffix = "nd"
-	case n%10 == 3:
-		suffix = "rd"
-	}
-	return strconv.Itoa(n) + suffix
-}
-
-func joinWords(w []string) string {
-	switch len(w) {
-	case 0:
-		return ""
-	case 1:
-		return w[0]
-	default:
-		return strings.Join(w[:len(w)-1], ", ") + " and " + w[len(w)-1]
-	}
+	return recurrence.Describe(rule)
 }
 
 // calendarDay is one day of a month calendar.

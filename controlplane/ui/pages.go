@@ -258,7 +258,7 @@ func (s *Server) collectionData(ctx context.Context, key store.CollectionKey, q 
 	d.Rows = make([]jobRow, len(jobs))
 	for i, j := range jobs {
 		rule := compile(j)
-		row := jobRow{J: j, Schedule: describe(&j.Properties, rule), Loc: time.UTC}
+		row := jobRow{J: j, Schedule: describe(rule), Loc: time.UTC}
 		if rule != nil {
 			row.Loc = rule.Location()
 		}
@@ -316,7 +316,7 @@ func (s *Server) job(w http.ResponseWriter, r *http.Request, req *request) {
 	}
 	q := r.URL.Query()
 	rule := compile(j)
-	d := jobData{J: j, Schedule: describe(&j.Properties, rule), Zone: "UTC", Path: jobPath(j.Key),
+	d := jobData{J: j, Schedule: describe(rule), Zone: "UTC", Path: jobPath(j.Key),
 		Status: canonicalStatus(q.Get("status")), Statuses: historyStatuses, Page: pageNumber(r)}
 	loc := time.UTC
 	if rule != nil {

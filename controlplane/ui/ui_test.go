@@ -258,7 +258,7 @@ func TestJobPageNextRunsAndSecrets(t *testing.T) {
 	if strings.Contains(p.body, "the-basic-password") {
 		t.Fatal("the job page shows the password")
 	}
-	if !strings.Contains(p.body, `id="schedule">every 3 hours (Europe/Berlin)</p>`) {
+	if !strings.Contains(p.body, `id="schedule">every 3 hours at :15, from 2026-11-01 08:15, Europe/Berlin</p>`) {
 		t.Errorf("schedule in words missing")
 	}
 	start := strings.Index(p.body, `<ol id="next-runs">`)
