@@ -33,7 +33,7 @@ func seed1000(b *testing.B) (*harness, string) {
 			b.Fatal(err)
 		}
 	}
-	id, _, err := h.ui.sessions.create(api.Principal{Admin: true})
+	id, err := h.ui.sessions.create(api.Principal{Admin: true})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -124,7 +124,11 @@ type runHeap []*runIter
 func (h runHeap) Len() int           { return len(h) }
 func (h runHeap) Less(i, j int) bool { return h[i].next.Before(h[j].next) }
 func (h runHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
-func (h *runHeap) Push(x any)        { *h = append(*h, x.(*runIter)) }
+func (h *runHeap) Push(x any) {
+	if it, ok := x.(*runIter); ok {
+		*h = append(*h, it)
+	}
+}
 func (h *runHeap) Pop() any {
 	old := *h
 	x := old[len(old)-1]

@@ -53,14 +53,14 @@ func randomID() (string, error) {
 }
 
 // create starts a session for p and returns its cookie value.
-func (s *sessions) create(p api.Principal) (string, *session, error) {
+func (s *sessions) create(p api.Principal) (string, error) {
 	id, err := randomID()
 	if err != nil {
-		return "", nil, err
+		return "", err
 	}
 	csrf, err := randomID()
 	if err != nil {
-		return "", nil, err
+		return "", err
 	}
 	now := s.clock.Now()
 	sess := &session{principal: p, csrf: csrf, expires: now.Add(s.ttl)}
@@ -83,7 +83,7 @@ func (s *sessions) create(p api.Principal) (string, *session, error) {
 		}
 	}
 	s.m[sha256.Sum256([]byte(id))] = sess
-	return id, sess, nil
+	return id, nil
 }
 
 // get returns the unexpired session of a cookie value (a copy), or nil.

@@ -323,7 +323,7 @@ func (s *Server) signin(w http.ResponseWriter, r *http.Request) {
 			Data: signinData{Next: next, Error: "That token is not valid."}})
 		return
 	}
-	id, _, err := s.sessions.create(p)
+	id, err := s.sessions.create(p)
 	if err != nil {
 		s.log.Error("dashboard session", "error", err.Error())
 		s.fail(w, r, http.StatusInternalServerError, "The session could not be created.")
