@@ -245,7 +245,7 @@ func serve(ctx context.Context, cfg *serveConfig, log *slog.Logger) error {
 	runCtx, stopRun := context.WithCancel(ctx)
 	defer stopRun()
 	if cfg.pprofListen != "" {
-		stopPprof, err := servePprof(cfg.pprofListen, log)
+		_, stopPprof, err := servePprof(cfg.pprofListen, log)
 		if err != nil {
 			return err
 		}
