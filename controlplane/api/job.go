@@ -95,7 +95,7 @@ func (s *Server) listJobs(w http.ResponseWriter, r *http.Request, rt route, _ *r
 	if err != nil {
 		return s.storeError(ctx, "the jobs", err)
 	}
-	out := wire.JobListResult{Value: []wire.JobDefinition{}, NextLink: nextLink(r, p, len(jobs))}
+	out := wire.JobListResult{Value: []wire.JobDefinition{}, NextLink: s.nextLink(r, p, len(jobs))}
 	for i, j := range jobs {
 		if i == p.top {
 			break
@@ -408,7 +408,7 @@ func (s *Server) listHistory(w http.ResponseWriter, r *http.Request, rt route, i
 	if err != nil {
 		return s.storeError(ctx, "the job's history", err)
 	}
-	out := wire.JobHistoryListResult{Value: []wire.JobHistoryDefinition{}, NextLink: nextLink(r, p, len(hs))}
+	out := wire.JobHistoryListResult{Value: []wire.JobHistoryDefinition{}, NextLink: s.nextLink(r, p, len(hs))}
 	for i, h := range hs {
 		if i == p.top {
 			break

@@ -47,6 +47,7 @@ type serveConfig struct {
 	region         string
 	workers        int
 	pprofListen    string
+	publicURL      string
 }
 
 // tokenFlags is the repeatable --token SUBSCRIPTION=TOKEN.
@@ -92,6 +93,7 @@ func parseServe(args []string, getenv func(string) string, stderr io.Writer) (se
 	fs.StringVar(&c.region, "region", env("SCHEDULERD_REGION", "local"), "value of x-ms-scheduler-execution-region [SCHEDULERD_REGION]")
 	workers := fs.String("workers", env("SCHEDULERD_WORKERS", "256"), "concurrent action attempts [SCHEDULERD_WORKERS]")
 	fs.StringVar(&c.pprofListen, "pprof-listen", env("SCHEDULERD_PPROF_LISTEN", ""), "serve Go's /debug/pprof profiles on this address, apart from the API (off when empty; keep it on loopback) [SCHEDULERD_PPROF_LISTEN]")
+	fs.StringVar(&c.publicURL, "public-url", env("SCHEDULERD_PUBLIC_URL", ""), "URL clients reach the API at (behind a proxy or on a wildcard address), used in nextLink; default: the address the connection arrived on, never the Host header [SCHEDULERD_PUBLIC_URL]")
 	if err := fs.Parse(args); err != nil {
 		return c, err
 	}
@@ -211,7 +213,7 @@ func serve(ctx context.Context, cfg *serveConfig, log *slog.Logger) error {
 	}
 	handler, err := api.New(api.Config{
 		Store: st, Dispatcher: disp, Secrets: box, Clock: clock.Real{}, Logger: log.With("component", "api"),
-		Tokens: tokens, Registerer: reg, Gatherer: reg,
+		Tokens: tokens, Registerer: reg, Gatherer: reg, PublicURL: cfg.publicURL,
 	})
 	if err != nil {
 		return err
