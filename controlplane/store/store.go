@@ -181,6 +181,7 @@ type Driver interface {
 	HistoryList(ctx context.Context, params HistoryListParams) ([]*HistoryEntry, error)
 
 	Dispatch
+	Maintenance
 
 	Close() error
 }

@@ -50,6 +50,8 @@ func Run(t *testing.T, newDriver func(t *testing.T) store.Driver) {
 		{"HistoryListOrderFilterPaging", testHistoryList},
 		{"HistoryPurge", testHistoryPurge},
 		{"JobPurgeFinal", testJobPurgeFinal},
+		{"Meta", testMeta},
+		{"JobListAll", testJobListAll},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
