@@ -259,6 +259,11 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, info *reqInfo) *a
 	if e != nil {
 		return e
 	}
+	// A name outside the grammar is refused before the authorization check: from the path
+	// alone, the same answer for every caller, telling nothing about what is stored.
+	if rt.bad != "" {
+		return badRequest("%s", rt.bad)
+	}
 	if !p.allows(rt.key.Subscription) {
 		return &apiError{http.StatusForbidden, codeAuthentication,
 			fmt.Sprintf("the token is not valid for subscription %s", rt.key.Subscription)}
@@ -269,9 +274,6 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, info *reqInfo) *a
 		return badRequest("the api-version query parameter is required (%s or %s)", wire.APIVersion, wire.APIVersionOld)
 	default:
 		return badRequest("api-version %q is not supported: use %s (or %s)", v, wire.APIVersion, wire.APIVersionOld)
-	}
-	if rt.bad != "" {
-		return badRequest("%s", rt.bad)
 	}
 	h := s.handler(rt, r.Method)
 	if h == nil {

@@ -172,7 +172,9 @@ func compileSchedule(r *Rule, s *wire.JobRecurrenceSchedule, freqOK bool, add fu
 		r.hourMask |= 1 << h
 	}
 	r.minsSet = len(s.Minutes) > 0
+	r.minsGiven = r.minsSet
 	r.hoursSet = len(s.Hours) > 0
+	r.weekSet = len(s.WeekDays) > 0
 
 	onlyWith("weekDays", len(s.WeekDays), Week)
 	if len(s.WeekDays) > 7 {

@@ -122,6 +122,7 @@ type Rule struct {
 	// Day, Week, Month.
 	tods     []int32 // sorted seconds of the day of every (hour, minute) candidate
 	weekMask uint8   // bit i: weekday i (Monday = 0)
+	weekSet  bool    // weekDays given (else weekMask is the anchor's week day)
 	byDays   bool    // monthDays or monthlyOccurrences given
 	posDays  uint32  // bit d: monthDays d (1..31)
 	negDays  uint32  // bit k: monthDays -k (1..31)
@@ -134,6 +135,7 @@ type Rule struct {
 	hoursSet  bool
 	hourMask  uint32
 	minsSet   bool // Minute frequency only
+	minsGiven bool // minutes given in the schedule (any frequency)
 	minMask   uint64
 	hourList  []int
 	minList   []int

@@ -26,6 +26,7 @@ func Run(t *testing.T, newDriver func(t *testing.T) store.Driver) {
 		fn   func(t *testing.T, d store.Driver)
 	}{
 		{"CollectionPutGetDelete", testCollectionPutGetDelete},
+		{"NamesCompareAsNameKey", testNamesCompareAsNameKey},
 		{"CollectionVersion", testCollectionVersion},
 		{"CollectionList", testCollectionList},
 		{"JobPutGetDelete", testJobPutGetDelete},
@@ -202,6 +203,57 @@ func testCollectionPutGetDelete(t *testing.T, d store.Driver) {
 	_, err = d.CollectionGet(ctx, store.CollectionGetParams{Key: in.Key})
 	wantErr(t, "get after delete", err, store.ErrNotFound)
 	wantErr(t, "delete again", d.CollectionDelete(ctx, store.CollectionDeleteParams{Key: in.Key}), store.ErrNotFound)
+}
+
+// testNamesCompareAsNameKey: names are one name exactly when their store.NameKey (arm.Fold) are
+// equal: ASCII letters in any case are, and names that strings.ToLower or strings.EqualFold would
+// make equal but arm.Fold does not (U+017F and 's', U+212A and 'k', 'É' and 'é') are different
+// names. (The API refuses every such name before it reaches a driver; a driver must not be the
+// place where they meet.)
+func testNamesCompareAsNameKey(t *testing.T, d store.Driver) {
+	ctx := t.Context()
+	put := func(sub, coll string) *store.Collection {
+		t.Helper()
+		c := newCollection(coll, "Enabled")
+		c.Key.Subscription = sub
+		got, created, err := d.CollectionPut(ctx, store.CollectionPutParams{Collection: c, Now: t0})
+		if err != nil || !created {
+			t.Fatalf("CollectionPut(%q, %q): created=%v err=%v, want a new collection", sub, coll, created, err)
+		}
+		return got
+	}
+	get := func(sub, coll string) (*store.Collection, error) {
+		return d.CollectionGet(ctx, store.CollectionGetParams{Key: store.CollectionKey{Subscription: sub, ResourceGroup: "RG-One", Name: coll}})
+	}
+	a := put("sub1", "Coll")
+	for _, other := range [][2]string{{"ſub1", "Coll"}, {"sub1", "\u212Aoll"}, {"sub1", "Çoll"}} {
+		if _, err := get(other[0], other[1]); !errors.Is(err, store.ErrNotFound) {
+			t.Errorf("get %q/%q found sub1/Coll: %v", other[0], other[1], err)
+		}
+		if c := put(other[0], other[1]); c.ID == a.ID {
+			t.Errorf("put %q/%q replaced sub1/Coll", other[0], other[1])
+		}
+	}
+	put("sub1", "Éte")
+	if _, err := get("sub1", "éte"); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("get sub1/éte found sub1/Éte: %v", err)
+	}
+	for _, same := range [][2]string{{"SUB1", "coll"}, {"Sub1", "COLL"}} {
+		c, err := get(same[0], same[1])
+		if err != nil || c.ID != a.ID {
+			t.Errorf("get %q/%q: %v, want sub1/Coll", same[0], same[1], err)
+		}
+	}
+	cs, err := d.CollectionList(ctx, store.CollectionListParams{Subscription: "SUB1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, c := range cs {
+		names = append(names, c.Key.Name)
+	}
+	sort.Strings(names) // the order of non-ASCII names is the driver's collation's
+	equal(t, "collections of SUB1", names, []string{"Coll", "Çoll", "Éte", "\u212Aoll"})
 }
 
 func testCollectionVersion(t *testing.T, d store.Driver) {
