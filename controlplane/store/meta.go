@@ -1,9 +1,6 @@
 package store
 
-import (
-	"context"
-	"strings"
-)
+import "context"
 
 // MetaGetParams reads one of the daemon's own settings kept in the store.
 type MetaGetParams struct {
@@ -39,32 +36,4 @@ type Maintenance interface {
 	MetaGet(ctx context.Context, params MetaGetParams) (string, error)
 	MetaPut(ctx context.Context, params MetaPutParams) error
 	JobListAll(ctx context.Context, params JobListAllParams) ([]*Job, error)
-}
-
-// FoldName is the form in which names (subscription ids, resource groups, collections, jobs)
-// compare: ASCII letters lowercased, every other byte kept, so "Sub1" and "sub1" are one name
-// and "ſub1" (U+017F) another.
-func FoldName(s string) string {
-	b := []byte(s)
-	changed := false
-	for i, c := range b {
-		if 'A' <= c && c <= 'Z' {
-			b[i] = c + ('a' - 'A')
-			changed = true
-		}
-	}
-	if !changed {
-		return s
-	}
-	return string(b)
-}
-
-// CanonicalID is the job's ARM resource id in the form names compare in (FoldName of the whole
-// id): what a sealed secret is bound to, so that two spellings of one job name open its secrets
-// and no other job can.
-func (k JobKey) CanonicalID() string {
-	return FoldName(strings.Join([]string{
-		"/subscriptions/", k.Subscription, "/resourceGroups/", k.ResourceGroup,
-		"/providers/Microsoft.Scheduler/jobCollections/", k.CollectionKey.Name, "/jobs/", k.Name,
-	}, ""))
 }
