@@ -203,6 +203,7 @@ type Driver interface {
 
 	Dispatch
 	Maintenance
+	Leadership
 
 	Close() error
 }
