@@ -9,53 +9,27 @@ import (
 )
 
 // Field is one write-only field of a job: its path in Azure spelling and a pointer to its value.
-type Field struct {
-	Path  string
-	Value *string
-}
-
-// actionFields returns the write-only fields of one action, their paths under at.
-func actionFields(at string, req *wire.HTTPRequest, q *wire.StorageQueueMessage, sbq *wire.ServiceBusQueueMessage, sbt *wire.ServiceBusTopicMessage) []Field {
-	var out []Field
-	if req != nil && req.Authentication != nil {
-		a := req.Authentication
-		p := at + ".request.authentication."
-		out = append(out, Field{p + "password", &a.Password}, Field{p + "pfx", &a.Pfx}, Field{p + "secret", &a.Secret})
-	}
-	if q != nil {
-		out = append(out, Field{at + ".queueMessage.sasToken", &q.SasToken})
-	}
-	if sbq != nil && sbq.Authentication != nil {
-		out = append(out, Field{at + ".serviceBusQueueMessage.authentication.sasKey", &sbq.Authentication.SasKey})
-	}
-	if sbt != nil && sbt.Authentication != nil {
-		out = append(out, Field{at + ".serviceBusTopicMessage.authentication.sasKey", &sbt.Authentication.SasKey})
-	}
-	return out
-}
+type Field = wire.SecretField
 
 // NamedFields returns every write-only field of a job's action and error action with its path
 // ("properties.action.request.authentication.password").
 func NamedFields(p *wire.JobProperties) []Field {
-	if p == nil || p.Action == nil {
+	if p == nil {
 		return nil
 	}
-	a := p.Action
-	out := actionFields("properties.action", a.Request, a.QueueMessage, a.ServiceBusQueueMessage, a.ServiceBusTopicMessage)
-	if e := a.ErrorAction; e != nil {
-		out = append(out, actionFields("properties.action.errorAction", e.Request, e.QueueMessage, e.ServiceBusQueueMessage, e.ServiceBusTopicMessage)...)
+	fs := p.Action.NamedSecretFields()
+	for i := range fs {
+		fs[i].Path = "properties.action." + fs[i].Path
 	}
-	return out
+	return fs
 }
 
 // Fields returns pointers to every write-only field of a job's action and error action.
 func Fields(p *wire.JobProperties) []*string {
-	fs := NamedFields(p)
-	out := make([]*string, len(fs))
-	for i, f := range fs {
-		out[i] = f.Value
+	if p == nil {
+		return nil
 	}
-	return out
+	return p.Action.SecretFields()
 }
 
 // ClientSealed returns the path of the first write-only field of a client's job definition whose
