@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+
+	"github.com/schedulerhq/terraform-provider-scheduler/internal/arm"
 )
 
 // Tokens are the bearer tokens the API accepts: admin tokens (every subscription) and tokens
@@ -31,6 +33,9 @@ func NewTokens(admin string, scoped map[string]string) (*Tokens, error) {
 		if sub == "" || tok == "" {
 			return nil, fmt.Errorf("scoped token for subscription %q: subscription and token must not be empty", sub)
 		}
+		if err := arm.Check(arm.Subscription, sub); err != nil {
+			return nil, fmt.Errorf("scoped token: %w", err)
+		}
 		if tok == admin {
 			return nil, fmt.Errorf("scoped token for subscription %q: equals the admin token", sub)
 		}
@@ -45,9 +50,10 @@ type principal struct {
 	subscription string
 }
 
-// allows reports whether the principal may see and change the subscription's resources.
+// allows reports whether the principal may see and change the subscription's resources: the
+// names compare as the store's keys and the routes compare them (arm.Same).
 func (p principal) allows(subscription string) bool {
-	return p.admin || strings.EqualFold(p.subscription, subscription)
+	return p.admin || arm.Same(p.subscription, subscription)
 }
 
 // identify returns the principal of a token; ok is false when the token is unknown.

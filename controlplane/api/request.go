@@ -3,7 +3,9 @@ package api
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
+	"mime"
 	"net/http"
 	"net/url"
 	"regexp"
@@ -11,8 +13,12 @@ import (
 	"strings"
 )
 
-// readBody reads a request body (bounded by limited): 400 when it is too large or empty.
+// readBody reads a request body (bounded by limited): 415 when its Content-Type is not JSON in
+// UTF-8 (see checkContentType), 400 when it is too large or empty.
 func readBody(r *http.Request) ([]byte, *apiError) {
+	if e := checkContentType(r.Header.Values("Content-Type")); e != nil {
+		return nil, e
+	}
 	b, err := io.ReadAll(r.Body)
 	if err != nil {
 		var mbe *http.MaxBytesError
@@ -25,6 +31,35 @@ func readBody(r *http.Request) ([]byte, *apiError) {
 		return nil, badRequest("the request body is required")
 	}
 	return b, nil
+}
+
+// checkContentType accepts a body whose Content-Type is application/json or text/json, with no
+// charset or charset=utf-8, as ARM does; anything else, a missing Content-Type and a repeated one
+// included, is a 415 UnsupportedMediaType naming what was sent. (Azure's SDKs always send
+// application/json; a client that sends none would leave the server to guess.)
+func checkContentType(values []string) *apiError {
+	unsupported := func(format string, args ...any) *apiError {
+		return &apiError{http.StatusUnsupportedMediaType, codeUnsupportedMediaType,
+			fmt.Sprintf(format, args...) + "; send Content-Type: application/json (or text/json), in UTF-8"}
+	}
+	switch len(values) {
+	case 0:
+		return unsupported("the request has a body but no Content-Type")
+	case 1:
+	default:
+		return unsupported("the request has %d Content-Type headers", len(values))
+	}
+	mt, params, err := mime.ParseMediaType(values[0])
+	if err != nil {
+		return unsupported("the Content-Type %q cannot be parsed", values[0])
+	}
+	if mt != "application/json" && mt != "text/json" {
+		return unsupported("the Content-Type %q is not supported", mt)
+	}
+	if cs, ok := params["charset"]; ok && !strings.EqualFold(cs, "utf-8") {
+		return unsupported("the charset %q is not supported", cs)
+	}
+	return nil
 }
 
 // rawProperties returns the "properties" member of a JSON object (matched case-insensitively),

@@ -18,6 +18,8 @@ const (
 	codeConflict       = "Conflict"
 	codeInternal       = "InternalError"
 	codeServerBusy     = "ServerBusy"
+	// codeUnsupportedMediaType is ARM's code for a 415 (a body that is not JSON in UTF-8).
+	codeUnsupportedMediaType = "UnsupportedMediaType"
 )
 
 // apiError is an error answered with an Azure error body.

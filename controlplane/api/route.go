@@ -3,9 +3,9 @@ package api
 import (
 	"net/url"
 	"strings"
-	"unicode"
 
 	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/store"
+	"github.com/schedulerhq/terraform-provider-scheduler/internal/arm"
 )
 
 // kind is what an ARM path names.
@@ -39,15 +39,19 @@ var routeNames = map[kind]string{
 }
 
 // route is a parsed ARM path. Segment names (subscriptions, resourceGroups, providers,
-// Microsoft.Scheduler, jobCollections, jobs) match case-insensitively, as ARM's do.
+// Microsoft.Scheduler, jobCollections, jobs) match ASCII-case-insensitively, as ARM's do.
 type route struct {
 	kind kind
 	key  store.JobKey // the parts the path names
-	// bad is set when the path has the ARM shape but a name in it is invalid.
+	// bad is set when the path has the ARM shape but a name in it is not in arm's grammar: it
+	// names the segment and says why.
 	bad string
 }
 
-// parseRoute parses an escaped URL path; ok is false when it is not in the ARM tree.
+// parseRoute parses an escaped URL path (r.URL.EscapedPath(): the path as the client sent it, so
+// that an escaped '/' stays inside its segment); ok is false when it is not in the ARM tree. Each
+// segment is unescaped on its own; a name that is not in arm's grammar (a dot segment, invalid
+// UTF-8, '?', '%', '/', a control or non-ASCII character, too long) sets bad.
 func parseRoute(escaped string) (route, bool) {
 	raw := strings.Split(strings.Trim(escaped, "/"), "/")
 	seg := make([]string, len(raw))
@@ -58,21 +62,20 @@ func parseRoute(escaped string) (route, bool) {
 		}
 		seg[i] = u
 	}
-	is := func(i int, name string) bool { return i < len(seg) && strings.EqualFold(seg[i], name) }
-	if len(seg) < 4 || !is(0, "subscriptions") {
+	is := func(s, name string) bool { return arm.Same(s, name) }
+	if len(seg) < 4 || !is(seg[0], "subscriptions") {
 		return route{}, false
 	}
 	var r route
 	r.key.Subscription = seg[1]
 	rest := seg[2:]
-	if len(rest) == 3 && strings.EqualFold(rest[0], "providers") && strings.EqualFold(rest[1], "Microsoft.Scheduler") &&
-		strings.EqualFold(rest[2], "jobCollections") {
+	if len(rest) == 3 && is(rest[0], "providers") && is(rest[1], arm.Provider) && is(rest[2], "jobCollections") {
 		r.kind = kindCollectionsSub
 		r.bad = checkNames(r.key)
 		return r, true
 	}
-	if !strings.EqualFold(rest[0], "resourceGroups") || len(rest) < 5 || !strings.EqualFold(rest[2], "providers") ||
-		!strings.EqualFold(rest[3], "Microsoft.Scheduler") || !strings.EqualFold(rest[4], "jobCollections") {
+	if !is(rest[0], "resourceGroups") || len(rest) < 5 || !is(rest[2], "providers") ||
+		!is(rest[3], arm.Provider) || !is(rest[4], "jobCollections") {
 		return route{}, false
 	}
 	r.key.ResourceGroup = rest[1]
@@ -82,17 +85,17 @@ func parseRoute(escaped string) (route, bool) {
 		r.kind = kindCollectionsRG
 	case len(rest) == 1:
 		r.kind = kindCollection
-	case len(rest) == 2 && strings.EqualFold(rest[1], "enable"):
+	case len(rest) == 2 && is(rest[1], "enable"):
 		r.kind = kindCollectionEnable
-	case len(rest) == 2 && strings.EqualFold(rest[1], "disable"):
+	case len(rest) == 2 && is(rest[1], "disable"):
 		r.kind = kindCollectionDisable
-	case len(rest) == 2 && strings.EqualFold(rest[1], "jobs"):
+	case len(rest) == 2 && is(rest[1], "jobs"):
 		r.kind = kindJobs
-	case len(rest) == 3 && strings.EqualFold(rest[1], "jobs"):
+	case len(rest) == 3 && is(rest[1], "jobs"):
 		r.kind = kindJob
-	case len(rest) == 4 && strings.EqualFold(rest[1], "jobs") && strings.EqualFold(rest[3], "run"):
+	case len(rest) == 4 && is(rest[1], "jobs") && is(rest[3], "run"):
 		r.kind = kindJobRun
-	case len(rest) == 4 && strings.EqualFold(rest[1], "jobs") && strings.EqualFold(rest[3], "history"):
+	case len(rest) == 4 && is(rest[1], "jobs") && is(rest[3], "history"):
 		r.kind = kindJobHistory
 	default:
 		return route{}, false
@@ -107,46 +110,30 @@ func parseRoute(escaped string) (route, bool) {
 	return r, true
 }
 
-// checkNames returns what is wrong with the names of a path ("" when nothing).
+// checkNames returns what is wrong with the names a path has ("" when nothing): the first name,
+// outermost first, that is not in arm's grammar.
 func checkNames(k store.JobKey) string {
-	for _, n := range []struct{ what, v string }{
-		{"subscription id", k.Subscription},
-		{"resource group name", k.ResourceGroup},
-		{"job collection name", k.CollectionKey.Name},
-		{"job name", k.Name},
+	for _, n := range []struct {
+		kind arm.Kind
+		v    string
+	}{
+		{arm.Subscription, k.Subscription},
+		{arm.ResourceGroup, k.ResourceGroup},
+		{arm.Collection, k.CollectionKey.Name},
+		{arm.Job, k.Name},
 	} {
-		if msg := checkName(n.v); msg != "" {
-			return "the " + n.what + " " + msg
+		if n.v == "" && n.kind != arm.Subscription {
+			continue // a name the path does not have
 		}
-	}
-	return ""
-}
-
-// checkName allows up to 100 printable characters (spaces included) without a slash. An empty
-// name is one the path does not have.
-func checkName(s string) string {
-	if s == "" {
-		return ""
-	}
-	if len([]rune(s)) > 100 {
-		return "is longer than 100 characters"
-	}
-	if strings.TrimSpace(s) != s {
-		return "must not begin or end with a space"
-	}
-	for _, c := range s {
-		if !unicode.IsPrint(c) || c == '/' || c == '\\' {
-			return "contains a character that is not allowed (control characters, / and \\ are not)"
+		if err := arm.Check(n.kind, n.v); err != nil {
+			return err.Error()
 		}
 	}
 	return ""
 }
 
 // collectionID is a collection's ARM id.
-func collectionID(k store.CollectionKey) string {
-	return "/subscriptions/" + k.Subscription + "/resourceGroups/" + k.ResourceGroup +
-		"/providers/Microsoft.Scheduler/jobCollections/" + k.Name
-}
+func collectionID(k store.CollectionKey) string { return k.ID() }
 
 // jobID is a job's ARM id.
-func jobID(k store.JobKey) string { return collectionID(k.CollectionKey) + "/jobs/" + k.Name }
+func jobID(k store.JobKey) string { return k.ID() }

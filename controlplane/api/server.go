@@ -5,6 +5,12 @@
 //
 // Decisions where the specification leaves a choice:
 //
+//   - Names (subscription, resource group, collection, job) are in internal/arm's grammar and
+//     compare as arm.Fold does, in the routes, the token check and the store alike; any other name
+//     is a 400 naming the segment, answered from the path before the token's scope is checked.
+//   - A body must be application/json or text/json in UTF-8 (415 UnsupportedMediaType otherwise,
+//     a missing Content-Type included), valid UTF-8, and hold no member twice in one object, in
+//     any case (400 naming it): see wire.Decode.
 //   - A token scoped to subscription A that names a resource of subscription B gets 403
 //     AuthenticationFailed, decided from the path alone before anything is looked up, so the
 //     answer is the same whether the resource exists or not and tells nothing about B. /metrics
@@ -246,6 +252,11 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, info *reqInfo) *a
 	if e != nil {
 		return e
 	}
+	// A name outside the grammar is refused before the authorization check: from the path
+	// alone, the same answer for every caller, telling nothing about what is stored.
+	if rt.bad != "" {
+		return badRequest("%s", rt.bad)
+	}
 	if !p.allows(rt.key.Subscription) {
 		return &apiError{http.StatusForbidden, codeAuthentication,
 			fmt.Sprintf("the token is not valid for subscription %s", rt.key.Subscription)}
@@ -256,9 +267,6 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, info *reqInfo) *a
 		return badRequest("the api-version query parameter is required (%s or %s)", wire.APIVersion, wire.APIVersionOld)
 	default:
 		return badRequest("api-version %q is not supported: use %s (or %s)", v, wire.APIVersion, wire.APIVersionOld)
-	}
-	if rt.bad != "" {
-		return badRequest("%s", rt.bad)
 	}
 	h := s.handler(rt, r.Method)
 	if h == nil {

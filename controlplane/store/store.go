@@ -9,6 +9,7 @@ import (
 	"errors"
 	"time"
 
+	"github.com/schedulerhq/terraform-provider-scheduler/internal/arm"
 	"github.com/schedulerhq/terraform-provider-scheduler/internal/wire"
 )
 
@@ -19,8 +20,9 @@ var (
 	ErrConflict = errors.New("conflict")
 )
 
-// CollectionKey names a job collection. Names compare case-insensitively (as ARM's do); a record
-// keeps the spelling it was created with.
+// CollectionKey names a job collection. Names compare as arm.Fold compares them (ASCII letters
+// case-insensitively, every other byte exactly; see NameKey); a record keeps the spelling it was
+// created with. The API accepts only names in arm's grammar.
 type CollectionKey struct {
 	Subscription  string
 	ResourceGroup string
@@ -31,6 +33,25 @@ type CollectionKey struct {
 type JobKey struct {
 	CollectionKey
 	Name string
+}
+
+// NameKey is the form a driver stores and compares a name by (arm.Fold): every driver uses it,
+// so that the store, the routes and the authorization check agree on which names are the same.
+func NameKey(name string) string { return arm.Fold(name) }
+
+// ID is the collection's ARM id in the key's spelling.
+func (k CollectionKey) ID() string { return arm.CollectionID(k.Subscription, k.ResourceGroup, k.Name) }
+
+// ID is the job's ARM id in the key's spelling.
+func (k JobKey) ID() string {
+	return arm.JobID(k.Subscription, k.ResourceGroup, k.CollectionKey.Name, k.Name)
+}
+
+// CanonicalID is the one spelling of the job's ARM id (arm.CanonicalJobID): equal for every key
+// that names this job, whatever its case, and different for every other job. Bind values that
+// belong to a job (a sealed secret's associated data) to it.
+func (k JobKey) CanonicalID() string {
+	return arm.CanonicalJobID(k.Subscription, k.ResourceGroup, k.CollectionKey.Name, k.Name)
 }
 
 // Collection is a stored job collection.
@@ -181,6 +202,7 @@ type Driver interface {
 	HistoryList(ctx context.Context, params HistoryListParams) ([]*HistoryEntry, error)
 
 	Dispatch
+	Leadership
 
 	Close() error
 }

@@ -9,13 +9,22 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 )
 
 // Decode strictly decodes a JSON document into v (a pointer to one of this package's types):
 // unknown fields, wrong JSON types and malformed JSON are reported as Problems with the JSON path
 // of each (e.g. "properties.recurrence.schedule.monthDays[2]: expected an integer, got a string"),
-// all of them, never only the first. Property names match case-insensitively, as Azure's do
-// (and as encoding/json does). A null value leaves the field as it is (absent). It never panics.
+// all of them, never only the first. Property names match ASCII-case-insensitively, as Azure's do
+// (a name with a non-ASCII letter that Unicode folds onto an ASCII one, such as "ſtate", is an
+// unknown field). A null value leaves the field as it is (absent). It never panics.
+//
+// Decode answers one way for one document, whatever the order encoding/json or a map would see
+// its members in: a document that is not valid UTF-8 is refused (one Problem naming the byte), and
+// so is a member that appears twice in one object, in the same spelling or in another case
+// ("properties" and "Properties"), at any depth, maps and free-form values included (a Problem
+// at the repeated member's path).
 //
 // On success v holds exactly what encoding/json would have decoded; on failure v is unchanged and
 // the error is a Problems. Malformed JSON is one Problem with an empty path whose message gives the
@@ -25,8 +34,14 @@ func Decode(data []byte, v any) error {
 	if !rv.IsValid() || rv.Kind() != reflect.Pointer || rv.IsNil() {
 		return fmt.Errorf("wire.Decode: need a non-nil pointer, got %T", v)
 	}
+	if p, ok := utf8Problem(data); !ok {
+		return Problems{p}
+	}
 	if !json.Valid(data) {
 		return Problems{syntaxProblem(data)}
+	}
+	if ps := Duplicates(data); len(ps) > 0 {
+		return ps
 	}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()
@@ -47,6 +62,99 @@ func Decode(data []byte, v any) error {
 		return Problems{{Message: fmt.Sprintf("invalid document: %v", err)}}
 	}
 	return nil
+}
+
+// utf8Problem reports the first byte of data that is not valid UTF-8 (ok is false), with its line
+// and column like a syntax error.
+func utf8Problem(data []byte) (Problem, bool) {
+	if utf8.Valid(data) {
+		return Problem{}, true
+	}
+	off := 0
+	for off < len(data) {
+		r, n := utf8.DecodeRune(data[off:])
+		if r == utf8.RuneError && n <= 1 {
+			break
+		}
+		off += n
+	}
+	line := 1 + bytes.Count(data[:off], []byte("\n"))
+	col := off - bytes.LastIndexByte(data[:off], '\n')
+	return Problem{Message: fmt.Sprintf("the document is not valid UTF-8: byte 0x%02X at line %d, column %d (byte %d)", data[off], line, col, off)}, false
+}
+
+// Duplicates returns a Problem for every member of a JSON object (at any depth) whose name
+// another member of the same object already has, exactly or in another case, under the folding
+// encoding/json matches struct fields with (a superset of ASCII case). data must be valid JSON.
+func Duplicates(data []byte) Problems {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	var ps Problems
+	if err := duplicates(dec, "", &ps); err != nil {
+		return Problems{{Message: fmt.Sprintf("invalid JSON: %v", err)}}
+	}
+	return ps
+}
+
+func duplicates(dec *json.Decoder, path string, ps *Problems) error {
+	tok, err := dec.Token()
+	if err != nil {
+		return err
+	}
+	d, ok := tok.(json.Delim)
+	if !ok {
+		return nil // a scalar
+	}
+	switch d {
+	case '{':
+		seen := map[string]string{}
+		for dec.More() {
+			kt, err := dec.Token()
+			if err != nil {
+				return err
+			}
+			key, _ := kt.(string)
+			f := foldName(key)
+			if first, dup := seen[f]; dup {
+				what := "appears twice"
+				if first != key {
+					what = fmt.Sprintf("repeats the member %q in another case", first)
+				}
+				ps.add(join(path, key), what+"; a member may appear once in an object (names are case-insensitive)")
+			} else {
+				seen[f] = key
+			}
+			if err := duplicates(dec, join(path, key), ps); err != nil {
+				return err
+			}
+		}
+	case '[':
+		for i := 0; dec.More(); i++ {
+			if err := duplicates(dec, fmt.Sprintf("%s[%d]", path, i), ps); err != nil {
+				return err
+			}
+		}
+	}
+	_, err = dec.Token() // the closing delimiter
+	return err
+}
+
+// foldName folds a member name so that two names encoding/json would match to one struct field
+// (bytes.EqualFold) fold to the same string: every rune to the smallest of its case-folding orbit.
+func foldName(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		for {
+			n := unicode.SimpleFold(r)
+			if n <= r {
+				r = n
+				break
+			}
+			r = n
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
 }
 
 // syntaxProblem locates the first syntax error of data.
@@ -221,17 +329,37 @@ type fieldSet struct {
 	names  []string // JSON names, in declaration order
 }
 
-// lookup finds a field as encoding/json does: exact name first, then case-insensitively.
+// lookup finds a field: exact name first, then ASCII-case-insensitively (the field names are
+// ASCII; encoding/json would also match Unicode foldings such as "ſtate", which are unknown here).
 func (fs fieldSet) lookup(key string) (field, bool) {
 	if f, ok := fs.byName[key]; ok {
 		return f, true
 	}
 	for _, n := range fs.names {
-		if strings.EqualFold(n, key) {
+		if asciiEqualFold(n, key) {
 			return fs.byName[n], true
 		}
 	}
 	return field{}, false
+}
+
+func asciiEqualFold(a, b string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := 0; i < len(a); i++ {
+		x, y := a[i], b[i]
+		if 'A' <= x && x <= 'Z' {
+			x += 'a' - 'A'
+		}
+		if 'A' <= y && y <= 'Z' {
+			y += 'a' - 'A'
+		}
+		if x != y {
+			return false
+		}
+	}
+	return true
 }
 
 // structFields lists the JSON properties of struct type t, with the fields of embedded structs

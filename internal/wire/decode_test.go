@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -142,4 +143,58 @@ func FuzzDecode(f *testing.F) {
 			}
 		}
 	})
+}
+
+func TestDecodeRefusesInvalidUTF8(t *testing.T) {
+	for _, tc := range []struct{ doc, want string }{
+		{"\xff", "the document is not valid UTF-8: byte 0xFF at line 1, column 1 (byte 0)"},
+		{"{\"id\":\"a\xfeb\"}", "the document is not valid UTF-8: byte 0xFE at line 1, column 9 (byte 8)"},
+		{"{\n\"id\":\n\"\xed\xa0\x80\"}", "the document is not valid UTF-8: byte 0xED at line 3, column 2 (byte 9)"},
+		{"{\"a\xc3\":1}", "the document is not valid UTF-8: byte 0xC3 at line 1, column 4 (byte 3)"},
+	} {
+		var v JobDefinition
+		err := Decode([]byte(tc.doc), &v)
+		if ps, ok := err.(Problems); !ok || len(ps) != 1 || ps[0].Path != "" || ps[0].Message != tc.want {
+			t.Errorf("Decode(%q) = %v, want %q", tc.doc, err, tc.want)
+		}
+	}
+}
+
+func TestDecodeRefusesRepeatedMembers(t *testing.T) {
+	for _, tc := range []struct {
+		doc  string
+		want Problems
+	}{
+		{`{"properties":{},"Properties":{}}`, Problems{{"Properties", `repeats the member "properties" in another case; a member may appear once in an object (names are case-insensitive)`}}},
+		{`{"id":"a","id":"b"}`, Problems{{"id", "appears twice; a member may appear once in an object (names are case-insensitive)"}}},
+		{`{"properties":{"action":{"request":{"headers":{"A":"1","a":"2","B":"3"}}},"recurrence":{"schedule":{"monthlyOccurrences":[{},{"occurrence":1,"OCCURRENCE":2}]}}}}`, Problems{
+			{"properties.action.request.headers.a", `repeats the member "A" in another case; a member may appear once in an object (names are case-insensitive)`},
+			{"properties.recurrence.schedule.monthlyOccurrences[1].OCCURRENCE", `repeats the member "occurrence" in another case; a member may appear once in an object (names are case-insensitive)`},
+		}},
+		// Maps are walked too, and names compare with the Unicode folding encoding/json uses.
+		{`{"properties":{"action":{"serviceBusQueueMessage":{"customMessageProperties":{"x":"1","X":"2"}}}}}`, Problems{
+			{"properties.action.serviceBusQueueMessage.customMessageProperties.X", `repeats the member "x" in another case; a member may appear once in an object (names are case-insensitive)`}}},
+		{`{"name":"a","\u212Aey":1,"key":2}`, Problems{{"key", "repeats the member \"\u212Aey\" in another case; a member may appear once in an object (names are case-insensitive)"}}},
+	} {
+		var v JobDefinition
+		err := Decode([]byte(tc.doc), &v)
+		if ps, ok := err.(Problems); !ok || !reflect.DeepEqual(ps, tc.want) {
+			t.Errorf("Decode(%s) = %#v, want %#v", tc.doc, err, tc.want)
+		}
+	}
+	// Members of different objects may share names.
+	if err := Decode([]byte(`{"name":"a","properties":{"action":{"request":{"headers":{"name":"x"}}}}}`), &JobDefinition{}); err != nil {
+		t.Errorf("names in different objects: %v", err)
+	}
+}
+
+func TestDecodeMatchesMemberNamesASCIICaseInsensitively(t *testing.T) {
+	var v JobDefinition
+	if err := Decode([]byte(`{"NAME":"a","Properties":{"STATE":"Enabled"}}`), &v); err != nil || v.Name != "a" || v.Properties.State != "Enabled" {
+		t.Fatalf("ASCII case: %v %+v", err, v)
+	}
+	err := Decode([]byte(`{"properties":{"ſtate":"Enabled"}}`), &v)
+	if ps, ok := err.(Problems); !ok || len(ps) != 1 || ps[0].Path != "properties.ſtate" || !strings.HasPrefix(ps[0].Message, "unknown field") {
+		t.Errorf("ſtate: %v, want an unknown field", err)
+	}
 }

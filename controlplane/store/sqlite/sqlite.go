@@ -231,7 +231,9 @@ func limit(n int) int {
 	return n
 }
 
-func key(s string) string { return strings.ToLower(s) }
+// key is the stored, compared form of a name (store.NameKey); also of the state and status
+// filters, whose values are ASCII.
+func key(s string) string { return store.NameKey(s) }
 
 func boolInt(b bool) int {
 	if b {
