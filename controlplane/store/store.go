@@ -204,6 +204,7 @@ type Driver interface {
 	HistoryList(ctx context.Context, params HistoryListParams) ([]*HistoryEntry, error)
 
 	Dispatch
+	Maintenance
 	Leadership
 
 	Close() error
