@@ -179,7 +179,7 @@ func (d *jobHistoryDataSource) Schema(_ context.Context, _ datasource.SchemaRequ
 			"status": schema.StringAttribute{
 				Optional:            true,
 				MarkdownDescription: "Keep only entries with this status: `Completed`, `Failed` or `Postponed` (any case).",
-				Validators:          []validator.String{stringvalidator.OneOfCaseInsensitive("Completed", "Failed", "Postponed")},
+				Validators:          []validator.String{stringvalidator.OneOfCaseInsensitive(jobdef.HistoryStatuses()...)},
 			},
 			"max": schema.Int64Attribute{
 				Optional:            true,

@@ -19,7 +19,7 @@ import (
 
 	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/secret"
 	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/store"
-	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/store/sqlite"
+	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/store/storetest"
 	"github.com/schedulerhq/terraform-provider-scheduler/internal/clock"
 )
 
@@ -73,7 +73,7 @@ type harness struct {
 	t     testing.TB
 	srv   *httptest.Server
 	clock *clock.Fake
-	store *sqlite.Driver
+	store store.Driver
 	disp  *noopDispatcherFake
 	box   *secret.Box
 	reg   *prometheus.Registry
@@ -82,11 +82,7 @@ type harness struct {
 func newHarness(t testing.TB, options ...func(*Config)) *harness {
 	t.Helper()
 	dir := t.TempDir()
-	st, err := sqlite.Open(t.Context(), filepath.Join(dir, "scheduler.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = st.Close() })
+	st := storetest.Open(t)
 	box, _, err := secret.LoadOrCreate(filepath.Join(dir, "secret.key"))
 	if err != nil {
 		t.Fatal(err)

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
-	"path/filepath"
 	"runtime"
 	"sort"
 	"sync"
@@ -17,26 +16,22 @@ import (
 	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/dispatch"
 	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/secret"
 	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/store"
-	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/store/sqlite"
+	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/store/storetest"
 	"github.com/schedulerhq/terraform-provider-scheduler/internal/wire"
 )
 
 // benchSetup opens a store with n one-shot Http jobs to sink, all due at due.
-func benchSetup(b *testing.B, n int, sink string, due time.Time) (*sqlite.Driver, *secret.Box) {
+func benchSetup(b *testing.B, n int, sink string, due time.Time) (store.Driver, *secret.Box) {
 	b.Helper()
 	return benchSetupEach(b, n, nil, func(int) string { return sink }, func(int) time.Time { return due })
 }
 
 // benchSetupEach opens a store with n Http jobs with recurrence rec (nil: one-shot); job i goes
 // to uri(i), first at due(i).
-func benchSetupEach(b *testing.B, n int, rec *wire.JobRecurrence, uri func(int) string, dueOf func(int) time.Time) (*sqlite.Driver, *secret.Box) {
+func benchSetupEach(b *testing.B, n int, rec *wire.JobRecurrence, uri func(int) string, dueOf func(int) time.Time) (store.Driver, *secret.Box) {
 	b.Helper()
 	ctx := b.Context()
-	st, err := sqlite.Open(ctx, filepath.Join(b.TempDir(), "scheduler.db"))
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { _ = st.Close() })
+	st := storetest.Open(b)
 	key := make([]byte, 32)
 	_, _ = rand.Read(key)
 	box, err := secret.New(key)

@@ -2,36 +2,12 @@ package secret
 
 import "github.com/schedulerhq/terraform-provider-scheduler/internal/wire"
 
-// secretFields returns pointers to every write-only field of an action.
-func secretFields(req *wire.HTTPRequest, q *wire.StorageQueueMessage, sbq *wire.ServiceBusQueueMessage, sbt *wire.ServiceBusTopicMessage) []*string {
-	var out []*string
-	if req != nil && req.Authentication != nil {
-		a := req.Authentication
-		out = append(out, &a.Password, &a.Pfx, &a.Secret)
-	}
-	if q != nil {
-		out = append(out, &q.SasToken)
-	}
-	if sbq != nil && sbq.Authentication != nil {
-		out = append(out, &sbq.Authentication.SasKey)
-	}
-	if sbt != nil && sbt.Authentication != nil {
-		out = append(out, &sbt.Authentication.SasKey)
-	}
-	return out
-}
-
 // Fields returns pointers to every write-only field of a job's action and error action.
 func Fields(p *wire.JobProperties) []*string {
-	if p == nil || p.Action == nil {
+	if p == nil {
 		return nil
 	}
-	a := p.Action
-	out := secretFields(a.Request, a.QueueMessage, a.ServiceBusQueueMessage, a.ServiceBusTopicMessage)
-	if e := a.ErrorAction; e != nil {
-		out = append(out, secretFields(e.Request, e.QueueMessage, e.ServiceBusQueueMessage, e.ServiceBusTopicMessage)...)
-	}
-	return out
+	return p.Action.SecretFields()
 }
 
 // SealJob seals every write-only field of p in place.

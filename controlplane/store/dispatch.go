@@ -73,9 +73,14 @@ type ExecutionClaim struct {
 // claim increments the job's ExecutionCount, sets its LastExecutionTime to when the attempt
 // starts (the later of Now and the execution's DueAt: an occurrence claimed ahead starts when it
 // is due) and bumps its Version.
+//
+// Term > 0 fences the claims: they are made only while Term is the leader's term (checked in the
+// same transaction), else the call fails with ErrStaleTerm and claims nothing. Term 0: not fenced
+// (manual runs, a single process).
 type ExecutionClaimManyParams struct {
 	Claims []ExecutionClaim
 	Now    time.Time
+	Term   int64
 }
 
 // ExecutionClaimResult is the outcome of one claim: Err is nil, ErrConflict or ErrNotFound.

@@ -49,6 +49,9 @@ func (d *Driver) ExecutionClaimMany(ctx context.Context, params store.ExecutionC
 	out := make([]store.ExecutionClaimResult, len(params.Claims))
 	now := nanos(params.Now)
 	err := d.tx(ctx, func(tx *sql.Tx) error {
+		if err := checkTerm(ctx, tx, params.Term); err != nil {
+			return err
+		}
 		scheduled, manual := d.stmt(ctx, tx, "claim.scheduled"), d.stmt(ctx, tx, "claim.manual")
 		exists := d.stmt(ctx, tx, "claim.exists")
 		var claimed []*store.Execution // inserted together at the end

@@ -1,0 +1,389 @@
+package postgres
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/store"
+)
+
+const collectionColumns = `id, subscription, resource_group, name, location, tags, properties, created_at, updated_at, version`
+
+func scanCollection(row pgx.Row) (*store.Collection, error) {
+	var (
+		c                store.Collection
+		tags, props      string
+		created, updated *time.Time
+	)
+	err := row.Scan(&c.ID, &c.Key.Subscription, &c.Key.ResourceGroup, &c.Key.Name, &c.Location, &tags, &props, &created, &updated, &c.Version)
+	if err != nil {
+		return nil, err
+	}
+	if err := json.Unmarshal([]byte(tags), &c.Tags); err != nil {
+		return nil, fmt.Errorf("collection %d tags: %w", c.ID, err)
+	}
+	if err := json.Unmarshal([]byte(props), &c.Properties); err != nil {
+		return nil, fmt.Errorf("collection %d properties: %w", c.ID, err)
+	}
+	c.CreatedAt, c.UpdatedAt = fromTS(created), fromTS(updated)
+	return &c, nil
+}
+
+const whereCollectionKey = ` WHERE sub_key = $1 AND rg_key = $2 AND name_key = $3`
+
+// CollectionGet returns one collection or store.ErrNotFound.
+func (d *Driver) CollectionGet(ctx context.Context, params store.CollectionGetParams) (*store.Collection, error) {
+	k := params.Key
+	c, err := scanCollection(d.pool.QueryRow(ctx, `SELECT `+collectionColumns+` FROM collections`+whereCollectionKey,
+		key(k.Subscription), key(k.ResourceGroup), key(k.Name)))
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, fmt.Errorf("collection %s/%s/%s: %w", k.Subscription, k.ResourceGroup, k.Name, store.ErrNotFound)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("collection get: %w", err)
+	}
+	return c, nil
+}
+
+// CollectionList lists a subscription's collections by (resource group, name).
+func (d *Driver) CollectionList(ctx context.Context, params store.CollectionListParams) ([]*store.Collection, error) {
+	rows, err := d.pool.Query(ctx, `SELECT `+collectionColumns+` FROM collections
+		WHERE sub_key = $1 AND ($2 = '' OR rg_key = $2) ORDER BY rg_key, name_key LIMIT $3 OFFSET $4`,
+		key(params.Subscription), key(params.ResourceGroup), limit(params.Limit), max(params.Skip, 0))
+	if err != nil {
+		return nil, fmt.Errorf("collection list: %w", err)
+	}
+	defer rows.Close()
+	out := []*store.Collection{}
+	for rows.Next() {
+		c, err := scanCollection(rows)
+		if err != nil {
+			return nil, fmt.Errorf("collection list: %w", err)
+		}
+		out = append(out, c)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("collection list: %w", err)
+	}
+	return out, nil
+}
+
+// CollectionPut creates or replaces a collection.
+func (d *Driver) CollectionPut(ctx context.Context, params store.CollectionPutParams) (*store.Collection, bool, error) {
+	c := params.Collection
+	k := c.Key
+	tags, err := json.Marshal(c.Tags)
+	if err != nil {
+		return nil, false, fmt.Errorf("collection put: tags: %w", err)
+	}
+	props, err := json.Marshal(c.Properties)
+	if err != nil {
+		return nil, false, fmt.Errorf("collection put: properties: %w", err)
+	}
+	var (
+		out     *store.Collection
+		created bool
+	)
+	for attempt := 0; ; attempt++ {
+		err = d.tx(ctx, func(tx pgx.Tx) error {
+			created = false
+			var id, version int64
+			err := tx.QueryRow(ctx, `SELECT id, version FROM collections`+whereCollectionKey+` FOR UPDATE`,
+				key(k.Subscription), key(k.ResourceGroup), key(k.Name)).Scan(&id, &version)
+			switch {
+			case errors.Is(err, pgx.ErrNoRows):
+				if params.ExpectVersion > 0 {
+					return fmt.Errorf("collection %s: expected version %d, found none: %w", k.Name, params.ExpectVersion, store.ErrConflict)
+				}
+				out, err = scanCollection(tx.QueryRow(ctx, `INSERT INTO collections
+					(subscription, resource_group, name, sub_key, rg_key, name_key, location, tags, properties, state, created_at, updated_at, version)
+					VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $11, 1) RETURNING `+collectionColumns,
+					k.Subscription, k.ResourceGroup, k.Name, key(k.Subscription), key(k.ResourceGroup), key(k.Name),
+					c.Location, string(tags), string(props), c.Properties.State, params.Now))
+				created = err == nil
+				return err
+			case err != nil:
+				return err
+			default:
+				if params.ExpectVersion > 0 && params.ExpectVersion != version {
+					return fmt.Errorf("collection %s: expected version %d, found %d: %w", k.Name, params.ExpectVersion, version, store.ErrConflict)
+				}
+				out, err = scanCollection(tx.QueryRow(ctx, `UPDATE collections SET location = $1, tags = $2, properties = $3, state = $4,
+					updated_at = $5, version = version + 1 WHERE id = $6 RETURNING `+collectionColumns,
+					c.Location, string(tags), string(props), c.Properties.State, params.Now, id))
+				return err
+			}
+		})
+		// Two creates of one name raced: the loser runs again and replaces (or conflicts).
+		if isUnique(err) && attempt < 3 {
+			continue
+		}
+		break
+	}
+	if err != nil {
+		return nil, false, fmt.Errorf("collection put: %w", err)
+	}
+	return out, created, nil
+}
+
+// CollectionDelete deletes a collection with its jobs, executions and history.
+func (d *Driver) CollectionDelete(ctx context.Context, params store.CollectionDeleteParams) error {
+	k := params.Key
+	tag, err := d.pool.Exec(ctx, `DELETE FROM collections`+whereCollectionKey, key(k.Subscription), key(k.ResourceGroup), key(k.Name))
+	if err != nil {
+		return fmt.Errorf("collection delete: %w", err)
+	}
+	if tag.RowsAffected() == 0 {
+		return fmt.Errorf("collection %s: %w", k.Name, store.ErrNotFound)
+	}
+	return nil
+}
+
+const jobColumns = `j.id, j.collection_id, c.subscription, c.resource_group, c.name, c.state, j.name, j.properties, j.state,
+	j.created_at, j.updated_at, j.version, j.execution_count, j.failure_count, j.faulted_count, j.consecutive_faults,
+	j.last_execution_time, j.next_execution_time`
+
+const jobFrom = ` FROM jobs j JOIN collections c ON c.id = j.collection_id`
+
+func scanJob(row pgx.Row) (*store.Job, error) {
+	var (
+		j                            store.Job
+		props                        string
+		created, updated             *time.Time
+		lastExecution, nextExecution *time.Time
+	)
+	err := row.Scan(&j.ID, &j.CollectionID, &j.Key.Subscription, &j.Key.ResourceGroup, &j.Key.CollectionKey.Name, &j.CollectionState,
+		&j.Key.Name, &props, &j.State, &created, &updated, &j.Version,
+		&j.Status.ExecutionCount, &j.Status.FailureCount, &j.Status.FaultedCount, &j.Status.ConsecutiveFaults,
+		&lastExecution, &nextExecution)
+	if err != nil {
+		return nil, err
+	}
+	j.CreatedAt, j.UpdatedAt = fromTS(created), fromTS(updated)
+	j.Status.LastExecutionTime, j.Status.NextExecutionTime = fromTS(lastExecution), fromTS(nextExecution)
+	if err := json.Unmarshal([]byte(props), &j.Properties); err != nil {
+		return nil, fmt.Errorf("job %d properties: %w", j.ID, err)
+	}
+	return &j, nil
+}
+
+func scanJobs(rows pgx.Rows) ([]*store.Job, error) {
+	defer rows.Close()
+	out := []*store.Job{}
+	for rows.Next() {
+		j, err := scanJob(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, j)
+	}
+	return out, rows.Err()
+}
+
+const whereJobKey = ` WHERE c.sub_key = $1 AND c.rg_key = $2 AND c.name_key = $3 AND j.name_key = $4`
+
+func jobKeyArgs(k store.JobKey) []any {
+	return []any{key(k.Subscription), key(k.ResourceGroup), key(k.CollectionKey.Name), key(k.Name)}
+}
+
+// JobGet returns one job or store.ErrNotFound.
+func (d *Driver) JobGet(ctx context.Context, params store.JobGetParams) (*store.Job, error) {
+	j, err := scanJob(d.pool.QueryRow(ctx, `SELECT `+jobColumns+jobFrom+whereJobKey, jobKeyArgs(params.Key)...))
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, fmt.Errorf("job %s/%s: %w", params.Key.CollectionKey.Name, params.Key.Name, store.ErrNotFound)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("job get: %w", err)
+	}
+	return j, nil
+}
+
+// collectionID returns a collection's ID or store.ErrNotFound.
+func (d *Driver) collectionID(ctx context.Context, k store.CollectionKey) (int64, error) {
+	var id int64
+	err := d.pool.QueryRow(ctx, `SELECT id FROM collections`+whereCollectionKey, key(k.Subscription), key(k.ResourceGroup), key(k.Name)).Scan(&id)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return 0, fmt.Errorf("collection %s: %w", k.Name, store.ErrNotFound)
+	}
+	return id, err
+}
+
+// JobList lists a collection's jobs by name (store.ErrNotFound when the collection is absent).
+func (d *Driver) JobList(ctx context.Context, params store.JobListParams) ([]*store.Job, error) {
+	cid, err := d.collectionID(ctx, params.Collection)
+	if err != nil {
+		return nil, fmt.Errorf("job list: %w", err)
+	}
+	rows, err := d.pool.Query(ctx, `SELECT `+jobColumns+jobFrom+` WHERE j.collection_id = $1 AND ($2 = '' OR lower(j.state) = $2)
+		ORDER BY j.name_key LIMIT $3 OFFSET $4`, cid, key(params.State), limit(params.Limit), max(params.Skip, 0))
+	if err != nil {
+		return nil, fmt.Errorf("job list: %w", err)
+	}
+	jobs, err := scanJobs(rows)
+	if err != nil {
+		return nil, fmt.Errorf("job list: %w", err)
+	}
+	return jobs, nil
+}
+
+// JobCount counts a collection's jobs (store.ErrNotFound when the collection is absent).
+func (d *Driver) JobCount(ctx context.Context, params store.JobCountParams) (int, error) {
+	cid, err := d.collectionID(ctx, params.Collection)
+	if err != nil {
+		return 0, fmt.Errorf("job count: %w", err)
+	}
+	var n int
+	if err := d.pool.QueryRow(ctx, `SELECT count(*) FROM jobs WHERE collection_id = $1`, cid).Scan(&n); err != nil {
+		return 0, fmt.Errorf("job count: %w", err)
+	}
+	return n, nil
+}
+
+func isFinal(state string) bool {
+	return state == store.JobStateCompleted || state == store.JobStateFaulted
+}
+
+// jobReturning returns the columns scanJob reads from an INSERT or UPDATE of jobs (the
+// collection's by subquery: RETURNING cannot join).
+const jobReturning = ` RETURNING id, collection_id,
+	(SELECT subscription FROM collections WHERE id = collection_id), (SELECT resource_group FROM collections WHERE id = collection_id),
+	(SELECT name FROM collections WHERE id = collection_id), (SELECT state FROM collections WHERE id = collection_id),
+	name, properties, state, created_at, updated_at, version, execution_count, failure_count, faulted_count, consecutive_faults,
+	last_execution_time, next_execution_time`
+
+// JobPut creates or replaces a job. The collection's row is locked for the transaction, so
+// concurrent creates in one collection cannot overshoot its quota nor race on a name.
+func (d *Driver) JobPut(ctx context.Context, params store.JobPutParams) (*store.Job, bool, error) {
+	props := params.Job.Properties
+	props.Status = nil
+	body, err := json.Marshal(props)
+	if err != nil {
+		return nil, false, fmt.Errorf("job put: properties: %w", err)
+	}
+	var (
+		j                = params.Job
+		st               = j.Status
+		collection, name = j.Key.CollectionKey, j.Key.Name
+		out              *store.Job
+		created          bool
+	)
+	err = d.tx(ctx, func(tx pgx.Tx) error {
+		var (
+			cid      int64
+			jobs     int64
+			id       *int64
+			version  *int64
+			oldState *string
+			oldFinal *time.Time
+		)
+		err := tx.QueryRow(ctx, `SELECT c.id, c.job_count, j.id, j.version, j.state, j.final_at FROM collections c
+			LEFT JOIN jobs j ON j.collection_id = c.id AND j.name_key = $1
+			WHERE c.sub_key = $2 AND c.rg_key = $3 AND c.name_key = $4 FOR UPDATE OF c`,
+			key(name), key(collection.Subscription), key(collection.ResourceGroup), key(collection.Name)).Scan(&cid, &jobs, &id, &version, &oldState, &oldFinal)
+		switch {
+		case errors.Is(err, pgx.ErrNoRows):
+			return fmt.Errorf("collection %s: %w", collection.Name, store.ErrNotFound)
+		case err != nil:
+			return err
+		case id == nil:
+			if params.ExpectVersion > 0 {
+				return fmt.Errorf("job %s: expected version %d, found none: %w", name, params.ExpectVersion, store.ErrConflict)
+			}
+			if params.MaxJobs > 0 && jobs >= int64(params.MaxJobs) {
+				return fmt.Errorf("collection %s holds %d jobs, the maximum is %d: %w", collection.Name, jobs, params.MaxJobs, store.ErrQuota)
+			}
+			var final *time.Time
+			if isFinal(j.State) {
+				final = ts(params.Now)
+			}
+			out, err = scanJob(tx.QueryRow(ctx, `INSERT INTO jobs
+				(collection_id, name, name_key, properties, state, created_at, updated_at, version,
+				 execution_count, failure_count, faulted_count, consecutive_faults, last_execution_time, next_execution_time, final_at)
+				VALUES ($1, $2, $3, $4, $5, $6, $6, 1, $7, $8, $9, $10, $11, $12, $13)`+jobReturning,
+				cid, name, key(name), string(body), j.State, params.Now,
+				st.ExecutionCount, st.FailureCount, st.FaultedCount, st.ConsecutiveFaults,
+				ts(st.LastExecutionTime), ts(st.NextExecutionTime), final))
+			created = err == nil
+			return err
+		default:
+			if params.ExpectVersion > 0 && params.ExpectVersion != *version {
+				return fmt.Errorf("job %s: expected version %d, found %d: %w", name, params.ExpectVersion, *version, store.ErrConflict)
+			}
+			var final *time.Time
+			switch {
+			case isFinal(j.State) && oldState != nil && isFinal(*oldState) && oldFinal != nil:
+				final = oldFinal
+			case isFinal(j.State):
+				final = ts(params.Now)
+			}
+			out, err = scanJob(tx.QueryRow(ctx, `UPDATE jobs SET properties = $1, state = $2, updated_at = $3, version = version + 1,
+				execution_count = $4, failure_count = $5, faulted_count = $6, consecutive_faults = $7,
+				last_execution_time = $8, next_execution_time = $9, final_at = $10 WHERE id = $11`+jobReturning,
+				string(body), j.State, params.Now, st.ExecutionCount, st.FailureCount, st.FaultedCount, st.ConsecutiveFaults,
+				ts(st.LastExecutionTime), ts(st.NextExecutionTime), final, *id))
+			return err
+		}
+	})
+	if err != nil {
+		return nil, false, fmt.Errorf("job put: %w", err)
+	}
+	return out, created, nil
+}
+
+// JobDelete deletes a job with its executions and history.
+func (d *Driver) JobDelete(ctx context.Context, params store.JobDeleteParams) error {
+	k := params.Key
+	tag, err := d.pool.Exec(ctx, `DELETE FROM jobs WHERE id IN (SELECT j.id`+jobFrom+whereJobKey+`)`, jobKeyArgs(k)...)
+	if err != nil {
+		return fmt.Errorf("job delete: %w", err)
+	}
+	if tag.RowsAffected() == 0 {
+		return fmt.Errorf("job %s/%s: %w", k.CollectionKey.Name, k.Name, store.ErrNotFound)
+	}
+	return nil
+}
+
+const historyColumns = `id, job_id, execution_id, execution_tag, action_name, status, message, retry_count, repeat_count,
+	expected_execution_time, start_time, end_time`
+
+// HistoryList lists a job's history newest first: newest execution first, each execution's
+// attempts newest first (store.ErrNotFound when the job is absent).
+func (d *Driver) HistoryList(ctx context.Context, params store.HistoryListParams) ([]*store.HistoryEntry, error) {
+	var jobID int64
+	err := d.pool.QueryRow(ctx, `SELECT j.id`+jobFrom+whereJobKey, jobKeyArgs(params.Job)...).Scan(&jobID)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, fmt.Errorf("history list: job %s: %w", params.Job.Name, store.ErrNotFound)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("history list: %w", err)
+	}
+	rows, err := d.pool.Query(ctx, `SELECT `+historyColumns+` FROM history WHERE job_id = $1 AND ($2 = '' OR lower(status) = $2)
+		ORDER BY repeat_count DESC, id DESC LIMIT $3 OFFSET $4`, jobID, key(params.Status), limit(params.Limit), max(params.Skip, 0))
+	if err != nil {
+		return nil, fmt.Errorf("history list: %w", err)
+	}
+	defer rows.Close()
+	out := []*store.HistoryEntry{}
+	for rows.Next() {
+		var (
+			h                    store.HistoryEntry
+			expected, start, end *time.Time
+		)
+		err := rows.Scan(&h.ID, &h.JobID, &h.ExecutionID, &h.ExecutionTag, &h.ActionName, &h.Status, &h.Message,
+			&h.RetryCount, &h.RepeatCount, &expected, &start, &end)
+		if err != nil {
+			return nil, fmt.Errorf("history list: %w", err)
+		}
+		h.ExpectedExecutionTime, h.StartTime, h.EndTime = fromTS(expected), fromTS(start), fromTS(end)
+		out = append(out, &h)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("history list: %w", err)
+	}
+	return out, nil
+}

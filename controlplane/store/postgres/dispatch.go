@@ -1,0 +1,398 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/store"
+)
+
+// leaderName is the name of the one leadership row.
+const leaderName = "scheduler"
+
+// JobGetByID returns one job or store.ErrNotFound.
+func (d *Driver) JobGetByID(ctx context.Context, params store.JobGetByIDParams) (*store.Job, error) {
+	j, err := scanJob(d.pool.QueryRow(ctx, `SELECT `+jobColumns+jobFrom+` WHERE j.id = $1`, params.ID))
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, fmt.Errorf("job %d: %w", params.ID, store.ErrNotFound)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("job get by id: %w", err)
+	}
+	return j, nil
+}
+
+// JobListSchedulable pages through the jobs that can fire.
+func (d *Driver) JobListSchedulable(ctx context.Context, params store.JobListSchedulableParams) ([]*store.Job, error) {
+	rows, err := d.pool.Query(ctx, `SELECT `+jobColumns+jobFrom+` WHERE j.state = 'Enabled' AND c.state = 'Enabled'
+		AND j.next_execution_time IS NOT NULL AND j.id > $1 AND ($2 = 0 OR j.collection_id = $2) ORDER BY j.id LIMIT $3`,
+		params.AfterID, params.CollectionID, limit(params.Limit))
+	if err != nil {
+		return nil, fmt.Errorf("job list schedulable: %w", err)
+	}
+	jobs, err := scanJobs(rows)
+	if err != nil {
+		return nil, fmt.Errorf("job list schedulable: %w", err)
+	}
+	return jobs, nil
+}
+
+// groups splits n items into runs of distinct job IDs, in order: each run is one statement.
+func groups(n int, jobID func(int) int64) [][2]int {
+	var (
+		out   [][2]int
+		start int
+		seen  = map[int64]bool{}
+	)
+	for i := range n {
+		id := jobID(i)
+		if seen[id] {
+			out = append(out, [2]int{start, i})
+			start, seen = i, map[int64]bool{}
+		}
+		seen[id] = true
+	}
+	if n > start {
+		out = append(out, [2]int{start, n})
+	}
+	return out
+}
+
+// run runs fn in one transaction when there is more than one statement to run, else on the
+// pool directly (one statement is atomic by itself: one round trip, no BEGIN and COMMIT).
+func (d *Driver) run(ctx context.Context, statements int, fn func(q querier) error) error {
+	if statements <= 1 {
+		return fn(d.pool)
+	}
+	return d.tx(ctx, func(tx pgx.Tx) error { return fn(tx) })
+}
+
+// querier is a pool or a transaction.
+type querier interface {
+	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
+}
+
+// claimStatement claims a run of occurrences of distinct jobs in one statement: the jobs are
+// updated (a scheduled claim only when the job still has the expected version and it and its
+// collection are Enabled), the executions of the claims that won are inserted, and one row per
+// claim comes back in claim order. With a term, the leader row is locked FOR SHARE and nothing is
+// claimed unless it still holds that term.
+const claimStatement = `WITH fence AS (
+	SELECT $1::bigint = 0 OR EXISTS (SELECT 1 FROM (SELECT term FROM leader WHERE name = '` + leaderName + `' FOR SHARE) l WHERE l.term = $1) AS ok
+), v AS (
+	SELECT * FROM unnest($2::bigint[], $3::bigint[], $4::timestamptz[], $5::timestamptz[], $6::text[], $7::timestamptz[],
+		$8::integer[], $9::boolean[], $10::text[], $11::integer[], $12::timestamptz[], $13::timestamptz[])
+		WITH ORDINALITY AS v(job_id, expect, next, last, tag, scheduled, missed, manual, phase, attempt, due_at, claimed_at, ord)
+), upd AS (
+	UPDATE jobs j SET next_execution_time = CASE WHEN v.expect > 0 THEN v.next ELSE j.next_execution_time END,
+		execution_count = j.execution_count + 1, last_execution_time = v.last, version = j.version + 1
+	FROM v WHERE (SELECT ok FROM fence) AND j.id = v.job_id AND (v.expect = 0 OR (j.version = v.expect AND j.state = 'Enabled'
+		AND (SELECT c.state FROM collections c WHERE c.id = j.collection_id) = 'Enabled'))
+	RETURNING j.id, j.version, j.execution_count
+), ins AS (
+	INSERT INTO executions (job_id, tag, scheduled, repeat_count, missed, manual, phase, attempt, due_at, claimed_at)
+	SELECT v.job_id, v.tag, v.scheduled, upd.execution_count, v.missed, v.manual, v.phase, v.attempt, v.due_at, v.claimed_at
+	FROM v JOIN upd ON upd.id = v.job_id ORDER BY v.ord
+	RETURNING id, job_id
+)
+SELECT (SELECT ok FROM fence), upd.version, upd.execution_count, ins.id, EXISTS (SELECT 1 FROM jobs WHERE id = v.job_id)
+FROM v LEFT JOIN upd ON upd.id = v.job_id LEFT JOIN ins ON ins.job_id = v.job_id ORDER BY v.ord`
+
+// ExecutionClaimMany claims occurrences: one statement (one round trip) per run of distinct
+// jobs, in one transaction when there are several runs.
+func (d *Driver) ExecutionClaimMany(ctx context.Context, params store.ExecutionClaimManyParams) ([]store.ExecutionClaimResult, error) {
+	claims := params.Claims
+	out := make([]store.ExecutionClaimResult, len(claims))
+	runs := groups(len(claims), func(i int) int64 { return claims[i].Execution.JobID })
+	err := d.run(ctx, len(runs), func(q querier) error {
+		for _, r := range runs {
+			if err := d.claimRun(ctx, q, params, r[0], r[1], out); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("execution claim: %w", err)
+	}
+	return out, nil
+}
+
+func (d *Driver) claimRun(ctx context.Context, q querier, params store.ExecutionClaimManyParams, from, to int, out []store.ExecutionClaimResult) error {
+	n := to - from
+	var (
+		jobIDs, expect    = make([]int64, n), make([]int64, n)
+		next, last, sched = make([]*time.Time, n), make([]*time.Time, n), make([]*time.Time, n)
+		due, claimed      = make([]*time.Time, n), make([]*time.Time, n)
+		tags, phases      = make([]string, n), make([]string, n)
+		missed, attempts  = make([]int32, n), make([]int32, n)
+		manual            = make([]bool, n)
+		execs             = make([]store.Execution, n)
+	)
+	for i := range n {
+		c := params.Claims[from+i]
+		e := c.Execution
+		if e.Phase == "" {
+			e.Phase = store.ActionMain
+		}
+		execs[i] = e
+		jobIDs[i], expect[i] = e.JobID, max(c.ExpectVersion, 0)
+		if c.ExpectVersion > 0 {
+			next[i] = ts(c.NextExecutionTime)
+		}
+		l := params.Now
+		if e.DueAt.After(l) {
+			l = e.DueAt
+		}
+		last[i], sched[i], due[i], claimed[i] = ts(l), ts(e.Scheduled), ts(e.DueAt), ts(e.ClaimedAt)
+		tags[i], phases[i], missed[i], attempts[i], manual[i] = e.Tag, e.Phase, int32(e.Missed), int32(e.Attempt), e.Manual
+	}
+	rows, err := q.Query(ctx, claimStatement, params.Term, jobIDs, expect, next, last, tags, sched, missed, manual, phases, attempts, due, claimed)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	i := 0
+	for rows.Next() {
+		var (
+			ok      bool
+			version *int64
+			count   *int
+			id      *int64
+			exists  bool
+		)
+		if err := rows.Scan(&ok, &version, &count, &id, &exists); err != nil {
+			return err
+		}
+		if !ok {
+			return fmt.Errorf("term %d: %w", params.Term, store.ErrStaleTerm)
+		}
+		e := &execs[i]
+		switch {
+		case id != nil:
+			e.ID, e.RepeatCount = *id, *count
+			out[from+i] = store.ExecutionClaimResult{Execution: e, Version: *version}
+		case exists:
+			out[from+i].Err = fmt.Errorf("job %d changed: %w", e.JobID, store.ErrConflict)
+		default:
+			out[from+i].Err = fmt.Errorf("job %d: %w", e.JobID, store.ErrNotFound)
+		}
+		i++
+	}
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	if i != n {
+		return fmt.Errorf("%d rows returned for %d claims", i, n)
+	}
+	return nil
+}
+
+// ExecutionListUnfinished pages through the stored executions.
+func (d *Driver) ExecutionListUnfinished(ctx context.Context, params store.ExecutionListUnfinishedParams) ([]*store.Execution, error) {
+	rows, err := d.pool.Query(ctx, `SELECT id, job_id, tag, scheduled, repeat_count, missed, manual, phase, attempt, due_at, claimed_at
+		FROM executions WHERE id > $1 ORDER BY id LIMIT $2`, params.AfterID, limit(params.Limit))
+	if err != nil {
+		return nil, fmt.Errorf("execution list: %w", err)
+	}
+	defer rows.Close()
+	out := []*store.Execution{}
+	for rows.Next() {
+		var (
+			e                       store.Execution
+			scheduled, due, claimed *time.Time
+		)
+		if err := rows.Scan(&e.ID, &e.JobID, &e.Tag, &scheduled, &e.RepeatCount, &e.Missed, &e.Manual, &e.Phase, &e.Attempt, &due, &claimed); err != nil {
+			return nil, fmt.Errorf("execution list: %w", err)
+		}
+		e.Scheduled, e.DueAt, e.ClaimedAt = fromTS(scheduled), fromTS(due), fromTS(claimed)
+		out = append(out, &e)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("execution list: %w", err)
+	}
+	return out, nil
+}
+
+// recordStatement records a run of attempts of distinct jobs in one statement: the executions
+// go on (phase, attempt, due time) or are deleted, the history entries of those that existed are
+// inserted, and their jobs' counters and states change when the record changes them (see
+// sqlite's recordChanges). One row per record comes back, in record order. Every part of one
+// statement sees the same snapshot, so "no other execution of the job" leaves out the record's
+// own (deleted by this very statement).
+const recordStatement = `WITH v AS (
+	SELECT * FROM unnest($1::bigint[], $2::bigint[], $3::boolean[], $4::boolean[], $5::boolean[], $6::integer[],
+		$7::timestamptz[], $8::text[], $9::integer[], $10::text[], $11::text[], $12::text[], $13::text[], $14::integer[],
+		$15::integer[], $16::timestamptz[], $17::timestamptz[], $18::timestamptz[])
+		WITH ORDINALITY AS v(exec_id, job_id, finished, failure, faulted, faulted_after, next_due, phase, attempt,
+			tag, action, status, message, retry, repeat, expected, started, ended, ord)
+), del AS (
+	DELETE FROM executions e USING v WHERE v.finished AND e.id = v.exec_id AND e.job_id = v.job_id RETURNING e.id
+), nxt AS (
+	UPDATE executions e SET phase = v.phase, attempt = v.attempt, due_at = v.next_due
+	FROM v WHERE NOT v.finished AND e.id = v.exec_id AND e.job_id = v.job_id RETURNING e.id
+), ok AS (
+	SELECT v.* FROM v WHERE v.exec_id IN (SELECT id FROM del UNION ALL SELECT id FROM nxt)
+), hist AS (
+	INSERT INTO history (job_id, execution_id, execution_tag, action_name, status, message, retry_count, repeat_count,
+		expected_execution_time, start_time, end_time)
+	SELECT job_id, exec_id, tag, action, status, message, retry, repeat, expected, started, ended FROM ok ORDER BY ord
+	RETURNING id
+), upd AS (
+	UPDATE jobs j SET failure_count = j.failure_count + ok.failure::integer,
+		faulted_count = j.faulted_count + (ok.finished AND ok.faulted)::integer,
+		consecutive_faults = CASE WHEN ok.finished AND ok.faulted THEN j.consecutive_faults + 1
+			WHEN ok.finished THEN 0 ELSE j.consecutive_faults END,
+		version = j.version + 1,
+		state = ` + recordedState + `,
+		next_execution_time = CASE WHEN ` + recordedState + ` <> j.state THEN NULL ELSE j.next_execution_time END,
+		final_at = CASE WHEN ` + recordedState + ` <> j.state THEN $19 ELSE j.final_at END
+	FROM ok WHERE j.id = ok.job_id
+		AND (ok.failure OR (ok.finished AND ok.faulted) OR (ok.finished AND (j.consecutive_faults <> 0 OR j.next_execution_time IS NULL)))
+	RETURNING j.id, j.version, j.state
+)
+SELECT v.exec_id IN (SELECT exec_id FROM ok), upd.version, upd.state, (SELECT count(*) FROM hist)
+FROM v LEFT JOIN upd ON upd.id = v.job_id ORDER BY v.ord`
+
+// recordedState is a job's state after a record (ok) that changes it: an Enabled job whose
+// execution finished becomes Faulted when its consecutive faults reach FaultedAfter, Completed
+// when nothing is scheduled and no other execution of it is left.
+const recordedState = `(CASE
+			WHEN NOT ok.finished OR j.state <> 'Enabled' THEN j.state
+			WHEN ok.faulted AND ok.faulted_after > 0 AND j.consecutive_faults + 1 >= ok.faulted_after THEN 'Faulted'
+			WHEN j.next_execution_time IS NULL AND NOT EXISTS (
+				SELECT 1 FROM executions x WHERE x.job_id = j.id AND x.id <> ok.exec_id) THEN 'Completed'
+			ELSE j.state END)`
+
+// AttemptRecordMany records attempts: one statement (one round trip) per run of distinct jobs,
+// in one transaction when there are several runs.
+func (d *Driver) AttemptRecordMany(ctx context.Context, params store.AttemptRecordManyParams) ([]store.AttemptRecordResult, error) {
+	records := params.Records
+	out := make([]store.AttemptRecordResult, len(records))
+	runs := groups(len(records), func(i int) int64 { return records[i].JobID })
+	err := d.run(ctx, len(runs), func(q querier) error {
+		for _, r := range runs {
+			if err := recordRun(ctx, q, params, r[0], r[1], out); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("attempt record: %w", err)
+	}
+	return out, nil
+}
+
+func recordRun(ctx context.Context, q querier, params store.AttemptRecordManyParams, from, to int, out []store.AttemptRecordResult) error {
+	n := to - from
+	var (
+		execIDs, jobIDs                       = make([]int64, n), make([]int64, n)
+		finished, failure, faulted            = make([]bool, n), make([]bool, n), make([]bool, n)
+		faultedAfter, attempts, retry, repeat = make([]int32, n), make([]int32, n), make([]int32, n), make([]int32, n)
+		nextDue, expected, started, ended     = make([]*time.Time, n), make([]*time.Time, n), make([]*time.Time, n), make([]*time.Time, n)
+		phases, tags, actions, statuses, msgs = make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n)
+	)
+	for i := range n {
+		r := params.Records[from+i]
+		h := r.History
+		execIDs[i], jobIDs[i] = r.ExecutionID, r.JobID
+		finished[i], failure[i], faulted[i], faultedAfter[i] = r.Finished, r.Failure, r.Finished && r.Faulted, int32(r.FaultedAfter)
+		nextDue[i], phases[i], attempts[i] = ts(r.Next), r.Phase, int32(r.Attempt)
+		tags[i], actions[i], statuses[i], msgs[i] = h.ExecutionTag, h.ActionName, h.Status, h.Message
+		retry[i], repeat[i] = int32(h.RetryCount), int32(h.RepeatCount)
+		expected[i], started[i], ended[i] = ts(h.ExpectedExecutionTime), ts(h.StartTime), ts(h.EndTime)
+	}
+	rows, err := q.Query(ctx, recordStatement, execIDs, jobIDs, finished, failure, faulted, faultedAfter, nextDue, phases, attempts,
+		tags, actions, statuses, msgs, retry, repeat, expected, started, ended, ts(params.Now))
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	i := 0
+	for rows.Next() {
+		var (
+			found   bool
+			version *int64
+			state   *string
+			hist    int64
+		)
+		if err := rows.Scan(&found, &version, &state, &hist); err != nil {
+			return err
+		}
+		switch {
+		case !found:
+			out[from+i] = store.AttemptRecordResult{Gone: true}
+		case version != nil:
+			out[from+i] = store.AttemptRecordResult{State: *state, Version: *version, Previous: *version - 1}
+		}
+		i++
+	}
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	if i != n {
+		return fmt.Errorf("%d rows returned for %d records", i, n)
+	}
+	return nil
+}
+
+// purgeChunk bounds the rows one purge statement deletes, so that a large purge never holds
+// locks for long.
+const (
+	purgeChunk    = 5000
+	purgeJobChunk = 50
+)
+
+// HistoryPurge deletes old history and history beyond the last KeepPerJob executions of each
+// job, in statements of at most purgeChunk rows.
+func (d *Driver) HistoryPurge(ctx context.Context, params store.HistoryPurgeParams) (int64, error) {
+	total, err := d.deleteChunks(ctx, purgeChunk, `DELETE FROM history WHERE id IN (SELECT id FROM history WHERE end_time < $1 LIMIT $2)`,
+		params.Before)
+	if err != nil {
+		return total, fmt.Errorf("history purge: %w", err)
+	}
+	if params.KeepPerJob <= 0 {
+		return total, nil
+	}
+	n, err := d.deleteChunks(ctx, purgeChunk, `DELETE FROM history WHERE id IN (
+		SELECT h.id FROM jobs j JOIN history h ON h.job_id = j.id AND h.repeat_count <= j.execution_count - $1
+		WHERE j.execution_count > $1 LIMIT $2)`, params.KeepPerJob)
+	total += n
+	if err != nil {
+		return total, fmt.Errorf("history purge: %w", err)
+	}
+	return total, nil
+}
+
+// deleteChunks runs a DELETE whose last parameter is a LIMIT (chunk) until it deletes fewer rows
+// than that, and returns the rows deleted.
+func (d *Driver) deleteChunks(ctx context.Context, chunk int, q string, args ...any) (int64, error) {
+	var total int64
+	for {
+		tag, err := d.pool.Exec(ctx, q, append(args, chunk)...)
+		if err != nil {
+			return total, err
+		}
+		n := tag.RowsAffected()
+		total += n
+		if n < int64(chunk) {
+			return total, nil
+		}
+	}
+}
+
+// JobPurgeFinal deletes Completed and Faulted jobs that ended before params.Before, with their
+// history, purgeJobChunk jobs per statement.
+func (d *Driver) JobPurgeFinal(ctx context.Context, params store.JobPurgeFinalParams) (int64, error) {
+	n, err := d.deleteChunks(ctx, purgeJobChunk, `DELETE FROM jobs WHERE id IN (SELECT id FROM jobs
+		WHERE state IN ('Completed', 'Faulted') AND final_at IS NOT NULL AND final_at < $1 LIMIT $2)`, params.Before)
+	if err != nil {
+		return n, fmt.Errorf("job purge: %w", err)
+	}
+	return n, nil
+}

@@ -1,0 +1,227 @@
+package storetest
+
+import (
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/store"
+)
+
+func testJobPutGetDelete(t *testing.T, d store.Driver) {
+	ctx := t.Context()
+	_, _, err := d.JobPut(ctx, store.JobPutParams{Job: newJob("nope", "j", "Enabled", t0), Now: t0})
+	wantErr(t, "job in an absent collection", err, store.ErrNotFound)
+
+	c := putCollection(t, d, "c", "Enabled")
+	in := newJob("c", "Job-One", "Enabled", t0.Add(time.Minute))
+	in.Status.ExecutionCount, in.Status.FailureCount, in.Status.FaultedCount, in.Status.ConsecutiveFaults = 4, 3, 2, 1
+	in.Status.LastExecutionTime = t0.Add(-time.Minute)
+	j, created, err := d.JobPut(ctx, store.JobPutParams{Job: in, Now: t0})
+	if err != nil || !created {
+		t.Fatalf("create: created=%v err=%v", created, err)
+	}
+	want := in
+	want.ID, want.CollectionID, want.Version, want.CreatedAt, want.UpdatedAt, want.CollectionState = j.ID, c.ID, 1, t0, t0, "Enabled"
+	equal(t, "created job", *j, want)
+
+	got, err := d.JobGet(ctx, store.JobGetParams{Key: store.JobKey{CollectionKey: store.CollectionKey{Subscription: "sub-1", ResourceGroup: "rg-one", Name: "C"}, Name: "JOB-one"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	equal(t, "get", *got, want)
+
+	// Replace: definition, state and status as given; key spelling and creation time kept.
+	repl := newJob("C", "job-ONE", "Disabled", time.Time{})
+	repl.Properties.Action.Request.URI = "http://example.test/other"
+	repl.Status.ExecutionCount = 9
+	t1 := t0.Add(time.Hour)
+	j2, created, err := d.JobPut(ctx, store.JobPutParams{Job: repl, Now: t1})
+	if err != nil || created {
+		t.Fatalf("replace: created=%v err=%v", created, err)
+	}
+	want2 := repl
+	want2.Key = in.Key
+	want2.ID, want2.CollectionID, want2.Version, want2.CreatedAt, want2.UpdatedAt, want2.CollectionState = j.ID, c.ID, 2, t0, t1, "Enabled"
+	equal(t, "replaced job", *j2, want2)
+
+	_, err = d.JobGet(ctx, store.JobGetParams{Key: store.JobKey{CollectionKey: collectionKey("c"), Name: "absent"}})
+	wantErr(t, "get absent", err, store.ErrNotFound)
+
+	if err := d.JobDelete(ctx, store.JobDeleteParams{Key: store.JobKey{CollectionKey: collectionKey("C"), Name: "JOB-ONE"}}); err != nil {
+		t.Fatalf("delete: %v", err)
+	}
+	_, err = d.JobGet(ctx, store.JobGetParams{Key: in.Key})
+	wantErr(t, "get after delete", err, store.ErrNotFound)
+	wantErr(t, "delete again", d.JobDelete(ctx, store.JobDeleteParams{Key: in.Key}), store.ErrNotFound)
+}
+
+func testJobVersion(t *testing.T, d store.Driver) {
+	ctx := t.Context()
+	putCollection(t, d, "c", "Enabled")
+	j := putJob(t, d, "c", "j", "Enabled", t0)
+	_, _, err := d.JobPut(ctx, store.JobPutParams{Job: newJob("c", "j", "Disabled", time.Time{}), ExpectVersion: 2, Now: t0})
+	wantErr(t, "stale version", err, store.ErrConflict)
+	equal(t, "unchanged after conflict", *getJob(t, d, j.ID), *j)
+
+	j2, _, err := d.JobPut(ctx, store.JobPutParams{Job: newJob("c", "j", "Disabled", time.Time{}), ExpectVersion: 1, Now: t0})
+	if err != nil {
+		t.Fatal(err)
+	}
+	equal(t, "version", j2.Version, int64(2))
+	equal(t, "state", j2.State, "Disabled")
+
+	_, _, err = d.JobPut(ctx, store.JobPutParams{Job: newJob("c", "absent", "Enabled", t0), ExpectVersion: 1, Now: t0})
+	wantErr(t, "conditional put of an absent job", err, store.ErrConflict)
+}
+
+func testJobListAndCount(t *testing.T, d store.Driver) {
+	ctx := t.Context()
+	putCollection(t, d, "c", "Enabled")
+	putCollection(t, d, "other", "Enabled")
+	putJob(t, d, "c", "delta", "Completed", time.Time{})
+	putJob(t, d, "c", "Alpha", "Enabled", t0)
+	putJob(t, d, "c", "charlie", "Completed", time.Time{})
+	putJob(t, d, "c", "Bravo", "Disabled", time.Time{})
+	putJob(t, d, "other", "aaa", "Enabled", t0)
+
+	list := func(p store.JobListParams) []string {
+		t.Helper()
+		p.Collection = collectionKey("C")
+		jobs, err := d.JobList(ctx, p)
+		if err != nil {
+			t.Fatalf("list %+v: %v", p, err)
+		}
+		return jobNames(jobs)
+	}
+	equal(t, "all", list(store.JobListParams{}), []string{"Alpha", "Bravo", "charlie", "delta"})
+	equal(t, "state filter", list(store.JobListParams{State: "completed"}), []string{"charlie", "delta"})
+	equal(t, "skip 1 limit 2", list(store.JobListParams{Skip: 1, Limit: 2}), []string{"Bravo", "charlie"})
+	equal(t, "filter and skip", list(store.JobListParams{State: "Completed", Skip: 1}), []string{"delta"})
+	equal(t, "filter matching none", list(store.JobListParams{State: "Faulted"}), []string{})
+
+	n, err := d.JobCount(ctx, store.JobCountParams{Collection: collectionKey("c")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	equal(t, "count", n, 4)
+	_, err = d.JobCount(ctx, store.JobCountParams{Collection: collectionKey("absent")})
+	wantErr(t, "count of an absent collection", err, store.ErrNotFound)
+	_, err = d.JobList(ctx, store.JobListParams{Collection: collectionKey("absent")})
+	wantErr(t, "list of an absent collection", err, store.ErrNotFound)
+}
+
+func testJobQuota(t *testing.T, d store.Driver) {
+	ctx := t.Context()
+	putCollection(t, d, "c", "Enabled")
+	for _, name := range []string{"a", "b"} {
+		if _, _, err := d.JobPut(ctx, store.JobPutParams{Job: newJob("c", name, "Enabled", t0), MaxJobs: 2, Now: t0}); err != nil {
+			t.Fatalf("put %s: %v", name, err)
+		}
+	}
+	_, _, err := d.JobPut(ctx, store.JobPutParams{Job: newJob("c", "c", "Enabled", t0), MaxJobs: 2, Now: t0})
+	wantErr(t, "third job", err, store.ErrQuota)
+	// Replacing an existing job is not a create.
+	if _, created, err := d.JobPut(ctx, store.JobPutParams{Job: newJob("c", "A", "Disabled", t0), MaxJobs: 2, Now: t0}); err != nil || created {
+		t.Fatalf("replace at quota: created=%v err=%v", created, err)
+	}
+	n, err := d.JobCount(ctx, store.JobCountParams{Collection: collectionKey("c")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	equal(t, "count", n, 2)
+}
+
+func testJobQuotaRace(t *testing.T, d store.Driver) {
+	ctx := t.Context()
+	putCollection(t, d, "c", "Enabled")
+	const tries, limit = 20, 5
+	errs := make([]error, tries)
+	var wg sync.WaitGroup
+	for i := range tries {
+		wg.Go(func() {
+			_, _, errs[i] = d.JobPut(ctx, store.JobPutParams{Job: newJob("c", fmt.Sprintf("job-%02d", i), "Enabled", t0), MaxJobs: limit, Now: t0})
+		})
+	}
+	wg.Wait()
+	ok, quota := 0, 0
+	for i, err := range errs {
+		switch {
+		case err == nil:
+			ok++
+		case errors.Is(err, store.ErrQuota):
+			quota++
+		default:
+			t.Fatalf("put %d: %v", i, err)
+		}
+	}
+	equal(t, "successful creates", ok, limit)
+	equal(t, "ErrQuota answers", quota, tries-limit)
+	n, err := d.JobCount(ctx, store.JobCountParams{Collection: collectionKey("c")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	equal(t, "count", n, limit)
+}
+
+func testJobDeleteCascades(t *testing.T, d store.Driver) {
+	ctx := t.Context()
+	putCollection(t, d, "c", "Enabled")
+	j := putJob(t, d, "c", "j", "Enabled", t0)
+	e := claim(t, d, scheduledClaim(j, "tag", t0.Add(time.Minute))).Execution
+	record(t, d, store.AttemptRecord{ExecutionID: e.ID, JobID: j.ID, History: entry(e, store.ActionMain, store.HistoryFailed, 0, "500"),
+		Next: t0.Add(time.Minute), Phase: store.ActionMain, Attempt: 1})
+	if err := d.JobDelete(ctx, store.JobDeleteParams{Key: j.Key}); err != nil {
+		t.Fatal(err)
+	}
+	equal(t, "executions", unfinished(t, d), []*store.Execution{})
+	j2 := putJob(t, d, "c", "j", "Enabled", t0)
+	equal(t, "history of the re-created job", history(t, d, j2, store.HistoryListParams{}), []*store.HistoryEntry{})
+}
+
+func testJobGetByID(t *testing.T, d store.Driver) {
+	putCollection(t, d, "c", "Suspended")
+	j := putJob(t, d, "c", "j", "Enabled", t0)
+	got := getJob(t, d, j.ID)
+	equal(t, "by id", *got, *j)
+	equal(t, "collection state", got.CollectionState, "Suspended")
+	_, err := d.JobGetByID(t.Context(), store.JobGetByIDParams{ID: j.ID + 1000})
+	wantErr(t, "absent id", err, store.ErrNotFound)
+}
+
+func testJobListSchedulable(t *testing.T, d store.Driver) {
+	ctx := t.Context()
+	c := putCollection(t, d, "c", "Enabled")
+	putCollection(t, d, "off", "Disabled")
+	putCollection(t, d, "susp", "Suspended")
+	c2 := putCollection(t, d, "c2", "Enabled")
+	var want []int64
+	want = append(want, putJob(t, d, "c", "a", "Enabled", t0).ID)
+	putJob(t, d, "c", "b", "Disabled", t0)
+	putJob(t, d, "c", "nothing-next", "Enabled", time.Time{})
+	putJob(t, d, "c", "done", "Completed", time.Time{})
+	want = append(want, putJob(t, d, "c", "e", "Enabled", t0.Add(time.Hour)).ID)
+	putJob(t, d, "off", "f", "Enabled", t0)
+	putJob(t, d, "susp", "g", "Enabled", t0)
+	want = append(want, putJob(t, d, "c2", "h", "Enabled", t0).ID)
+
+	ids := func(p store.JobListSchedulableParams) []int64 {
+		t.Helper()
+		jobs, err := d.JobListSchedulable(ctx, p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := []int64{}
+		for _, j := range jobs {
+			out = append(out, j.ID)
+		}
+		return out
+	}
+	equal(t, "all", ids(store.JobListSchedulableParams{}), want)
+	equal(t, "first page", ids(store.JobListSchedulableParams{Limit: 2}), want[:2])
+	equal(t, "second page", ids(store.JobListSchedulableParams{AfterID: want[1], Limit: 2}), want[2:])
+	equal(t, "one collection", ids(store.JobListSchedulableParams{CollectionID: c.ID}), want[:2])
+	equal(t, "other collection", ids(store.JobListSchedulableParams{CollectionID: c2.ID}), want[2:])
+}

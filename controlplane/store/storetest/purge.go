@@ -1,0 +1,112 @@
+package storetest
+
+import (
+	"fmt"
+	"sort"
+	"testing"
+	"time"
+
+	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/store"
+)
+
+func testHistoryPurge(t *testing.T, d store.Driver) {
+	ctx := t.Context()
+	putCollection(t, d, "c", "Enabled")
+	j := putJob(t, d, "c", "j", "Enabled", t0)
+	k := putJob(t, d, "c", "k", "Enabled", t0)
+	// j: 4 executions of 2 attempts each, ending a day apart; k: 1 execution.
+	for i := range 4 {
+		cur := getJob(t, d, j.ID)
+		e := claim(t, d, scheduledClaim(cur, fmt.Sprintf("j%d", i), t0)).Execution
+		for a := range 2 {
+			h := entry(e, store.ActionMain, store.HistoryFailed, a, fmt.Sprintf("j%d.%d", i, a))
+			h.EndTime = t0.Add(time.Duration(i) * 24 * time.Hour)
+			record(t, d, store.AttemptRecord{ExecutionID: e.ID, JobID: j.ID, History: h, Next: t0, Phase: store.ActionMain, Attempt: a + 1})
+		}
+	}
+	ek := claim(t, d, scheduledClaim(k, "k", t0)).Execution
+	hk := entry(ek, store.ActionMain, store.HistoryCompleted, 0, "k")
+	hk.EndTime = t0.Add(3 * 24 * time.Hour)
+	record(t, d, store.AttemptRecord{ExecutionID: ek.ID, JobID: k.ID, History: hk, Next: t0, Phase: store.ActionMain, Attempt: 1})
+
+	msgs := func(job *store.Job) []string {
+		out := []string{}
+		for _, h := range history(t, d, job, store.HistoryListParams{}) {
+			out = append(out, h.Message)
+		}
+		sort.Strings(out)
+		return out
+	}
+	// Older than a day after t0: execution j0 goes.
+	n, err := d.HistoryPurge(ctx, store.HistoryPurgeParams{Before: t0.Add(24 * time.Hour)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	equal(t, "deleted by age", n, int64(2))
+	equal(t, "j after the age purge", msgs(j), []string{"j1.0", "j1.1", "j2.0", "j2.1", "j3.0", "j3.1"})
+	// Keep the last 2 executions per job: j1 goes, k stays.
+	n, err = d.HistoryPurge(ctx, store.HistoryPurgeParams{Before: t0, KeepPerJob: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	equal(t, "deleted by count", n, int64(2))
+	equal(t, "j after the count purge", msgs(j), []string{"j2.0", "j2.1", "j3.0", "j3.1"})
+	equal(t, "k after the count purge", msgs(k), []string{"k"})
+}
+
+func testJobPurgeFinal(t *testing.T, d store.Driver) {
+	ctx := t.Context()
+	putCollection(t, d, "c", "Enabled")
+	done := putJob(t, d, "c", "done", "Completed", time.Time{})     // final since t0
+	faulted := putJob(t, d, "c", "faulted", "Faulted", time.Time{}) // final since t0
+	live := putJob(t, d, "c", "live", "Enabled", t0)
+	disabled := putJob(t, d, "c", "disabled", "Disabled", time.Time{})
+	// Re-putting a final job keeps the time it became final.
+	if _, _, err := d.JobPut(ctx, store.JobPutParams{Job: newJob("c", "done", "Completed", time.Time{}), Now: t0.Add(48 * time.Hour)}); err != nil {
+		t.Fatal(err)
+	}
+	n, err := d.JobPurgeFinal(ctx, store.JobPurgeFinalParams{Before: t0})
+	if err != nil {
+		t.Fatal(err)
+	}
+	equal(t, "purged before they ended", n, int64(0))
+	n, err = d.JobPurgeFinal(ctx, store.JobPurgeFinalParams{Before: t0.Add(time.Hour)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	equal(t, "purged after they ended", n, int64(2))
+	for _, id := range []int64{done.ID, faulted.ID} {
+		_, err := d.JobGetByID(ctx, store.JobGetByIDParams{ID: id})
+		wantErr(t, "purged job", err, store.ErrNotFound)
+	}
+	for _, id := range []int64{live.ID, disabled.ID} {
+		getJob(t, d, id)
+	}
+
+	// A job faulted by the dispatcher is final from that record's Now.
+	j := putJob(t, d, "c", "j", "Enabled", t0)
+	e := claim(t, d, scheduledClaim(j, "x", t0.Add(time.Minute))).Execution
+	_, err = d.AttemptRecordMany(ctx, store.AttemptRecordManyParams{Now: t0.Add(10 * time.Hour), Records: []store.AttemptRecord{
+		{ExecutionID: e.ID, JobID: j.ID, History: entry(e, store.ActionMain, store.HistoryFailed, 0, "x"), Failure: true, Finished: true, Faulted: true, FaultedAfter: 1},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n, err = d.JobPurgeFinal(ctx, store.JobPurgeFinalParams{Before: t0.Add(10 * time.Hour)}); err != nil || n != 0 {
+		t.Fatalf("purge at the fault time: n=%d err=%v, want 0", n, err)
+	}
+	if n, err = d.JobPurgeFinal(ctx, store.JobPurgeFinalParams{Before: t0.Add(11 * time.Hour)}); err != nil || n != 1 {
+		t.Fatalf("purge after the fault time: n=%d err=%v, want 1", n, err)
+	}
+
+	// Many at once (more than a driver deletes per transaction).
+	for i := range 120 {
+		putJob(t, d, "c", fmt.Sprintf("done-%03d", i), "Completed", time.Time{})
+	}
+	if n, err = d.JobPurgeFinal(ctx, store.JobPurgeFinalParams{Before: t0.Add(time.Hour)}); err != nil || n != 120 {
+		t.Fatalf("purge of 120 completed jobs: n=%d err=%v, want 120", n, err)
+	}
+	if c, err := d.JobCount(ctx, store.JobCountParams{Collection: collectionKey("c")}); err != nil || c != 2 {
+		t.Fatalf("jobs left: %d, %v; want 2 (live and disabled)", c, err)
+	}
+}
