@@ -183,7 +183,7 @@ func TestSecretsAreWriteOnly(t *testing.T) {
 	// PATCH without the password keeps the stored one.
 	h.must(200, http.MethodPatch, jobPath, `{"properties":{"action":{"request":{"authentication":{"username":"bob"}}}}}`)
 	p := h.storedJob("j1").Properties
-	if err := h.box.OpenJob(&p); err != nil {
+	if err := h.box.OpenJob(&p, h.storedJob("j1").Key); err != nil {
 		t.Fatal(err)
 	}
 	if a := p.Action.Request.Authentication; a.Username != "bob" || a.Password != "hunter2" {
@@ -314,7 +314,7 @@ func TestPatchAuthenticationType(t *testing.T) {
 		t.Fatalf("authentication after the patch %v", a)
 	}
 	p := h.storedJob("j1").Properties
-	if err := h.box.OpenJob(&p); err != nil {
+	if err := h.box.OpenJob(&p, h.storedJob("j1").Key); err != nil {
 		t.Fatal(err)
 	}
 	if a := p.Action.Request.Authentication; a.Password != "" || a.Username != "" || a.Pfx != pfx {

@@ -162,7 +162,7 @@ func (d *Dispatcher) attempt(ctx context.Context, t task) (*recordOp, bool) {
 	if x.Phase == store.ActionMain && x.Attempt == 0 {
 		d.m.lateness.Observe(max(start.Sub(x.Scheduled), 0).Seconds())
 	}
-	props, err := openSecrets(d.box, t.job.Properties)
+	props, err := openSecrets(d.box, t.job.Properties, t.job.Key)
 	var res action.Result
 	if err != nil {
 		res = action.Result{Message: "the job's secrets cannot be opened: " + err.Error()}
@@ -249,8 +249,9 @@ func policy(p wire.JobProperties, phase string) retry.Policy {
 	return pol
 }
 
-// openSecrets returns a copy of p with its secrets opened; p (shared) is left sealed.
-func openSecrets(box *secret.Box, p wire.JobProperties) (wire.JobProperties, error) {
+// openSecrets returns a copy of p with its secrets opened for the job owner (a value sealed for
+// another job does not open: the attempt fails); p (shared) is left sealed.
+func openSecrets(box *secret.Box, p wire.JobProperties, owner store.JobKey) (wire.JobProperties, error) {
 	sealed := false
 	for _, f := range secret.Fields(&p) {
 		if *f != "" {
@@ -262,8 +263,8 @@ func openSecrets(box *secret.Box, p wire.JobProperties) (wire.JobProperties, err
 		return p, nil
 	}
 	p.Action = p.Action.Clone()
-	if err := box.OpenJob(&p); err != nil {
-		return wire.JobProperties{}, fmt.Errorf("open secrets: %w", err)
+	if err := box.OpenJob(&p, owner); err != nil {
+		return wire.JobProperties{}, err
 	}
 	return p, nil
 }

@@ -13,24 +13,47 @@ func (a *JobAction) Body() *JobErrorAction {
 	}
 }
 
-// SecretFields returns pointers to every write-only field of the action (passwords, pfx, OAuth
-// secret, SAS token, SAS key), for sealing, opening and redacting them.
-func (a *JobErrorAction) SecretFields() []*string {
+// SecretField is a write-only field of an action: its path below the action in Azure spelling
+// ("request.authentication.password") and a pointer to its value.
+type SecretField struct {
+	Path  string
+	Value *string
+}
+
+// NamedSecretFields returns every write-only field of the action (passwords, pfx, OAuth secret,
+// SAS token, SAS key) with its path, for sealing, opening, redacting and naming them in errors.
+func (a *JobErrorAction) NamedSecretFields() []SecretField {
 	if a == nil {
 		return nil
 	}
-	var out []*string
+	var out []SecretField
 	if r := a.Request; r != nil && r.Authentication != nil {
-		out = append(out, &r.Authentication.Password, &r.Authentication.Pfx, &r.Authentication.Secret)
+		out = append(out, SecretField{"request.authentication.password", &r.Authentication.Password},
+			SecretField{"request.authentication.pfx", &r.Authentication.Pfx},
+			SecretField{"request.authentication.secret", &r.Authentication.Secret})
 	}
 	if q := a.QueueMessage; q != nil {
-		out = append(out, &q.SasToken)
+		out = append(out, SecretField{"queueMessage.sasToken", &q.SasToken})
 	}
 	if m := a.ServiceBusQueueMessage; m != nil && m.Authentication != nil {
-		out = append(out, &m.Authentication.SasKey)
+		out = append(out, SecretField{"serviceBusQueueMessage.authentication.sasKey", &m.Authentication.SasKey})
 	}
 	if m := a.ServiceBusTopicMessage; m != nil && m.Authentication != nil {
-		out = append(out, &m.Authentication.SasKey)
+		out = append(out, SecretField{"serviceBusTopicMessage.authentication.sasKey", &m.Authentication.SasKey})
+	}
+	return out
+}
+
+// SecretFields returns pointers to every write-only field of the action (see NamedSecretFields).
+func (a *JobErrorAction) SecretFields() []*string { return values(a.NamedSecretFields()) }
+
+func values(fs []SecretField) []*string {
+	if len(fs) == 0 {
+		return nil
+	}
+	out := make([]*string, len(fs))
+	for i, f := range fs {
+		out[i] = f.Value
 	}
 	return out
 }
@@ -60,14 +83,22 @@ func (a *JobErrorAction) Clone() *JobErrorAction {
 	return &c
 }
 
-// SecretFields returns pointers to every write-only field of the action and its error action.
-func (a *JobAction) SecretFields() []*string {
+// NamedSecretFields returns every write-only field of the action and its error action with its
+// path below the action ("errorAction.queueMessage.sasToken").
+func (a *JobAction) NamedSecretFields() []SecretField {
 	if a == nil {
 		return nil
 	}
 	// Body shares the messages, so its pointers are a's.
-	return append(a.Body().SecretFields(), a.ErrorAction.SecretFields()...)
+	out := a.Body().NamedSecretFields()
+	for _, f := range a.ErrorAction.NamedSecretFields() {
+		out = append(out, SecretField{"errorAction." + f.Path, f.Value})
+	}
+	return out
 }
+
+// SecretFields returns pointers to every write-only field of the action and its error action.
+func (a *JobAction) SecretFields() []*string { return values(a.NamedSecretFields()) }
 
 // Clone returns a copy of the action (and its error action) whose secret fields can be written
 // without touching a's.
