@@ -163,4 +163,3 @@ func (a *Azurite) WaitMessages(t testing.TB, queue string, n int, timeout time.D
 	}
 	return got
 }
-

@@ -112,7 +112,7 @@ func TestOccurrencesCommand(t *testing.T) {
 			wantCode: 0, wantStdout: "2015-03-27T01:30:00Z\n2015-03-28T01:30:00Z\n2015-03-29T01:30:00Z\n"},
 		{name: "zone: printed in the rule's zone with --zone",
 			args:     []string{"occurrences", "--now", "2015-03-27T00:00:00Z", "--count", "3", "--zone"},
-			stdin:    `{"startTime":"2015-03-27T02:30:00",` + action + `,"recurrence":{"frequency":"Day","timeZone":"Europe/Berlin"}}`,
+			stdin:    `{"startTime":"2015-03-27T02:30:00",` + httpAction + `,"recurrence":{"frequency":"Day","timeZone":"Europe/Berlin"}}`,
 			wantCode: 0, wantStdout: "2015-03-27T02:30:00+01:00\n2015-03-28T02:30:00+01:00\n2015-03-29T03:30:00+02:00\n"},
 		{name: "zone: startTime's offset with --zone, UTC without",
 			args:     []string{"occurrences", "--now", "2026-11-23T00:00:00Z", "--count", "2", "--zone"},
