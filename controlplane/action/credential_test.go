@@ -51,8 +51,8 @@ func TestCredentialsAreNotSentToAnotherOrigin(t *testing.T) {
 
 	e := action.New(action.Config{OAuthAuthority: tokenAuthority(t, "bearer-token-xyz")})
 	auths := map[string]*wire.HTTPRequest{
-		"Basic": {Method: "GET", Authentication: &wire.HTTPAuthentication{Type: "Basic", Username: "alice", Password: "hunter2"}},
-		"OAuth": {Method: "GET", Authentication: &wire.HTTPAuthentication{Type: "ActiveDirectoryOAuth", Tenant: "t", Audience: "a", ClientID: "c", Secret: "s"}},
+		"Basic":  {Method: "GET", Authentication: &wire.HTTPAuthentication{Type: "Basic", Username: "alice", Password: "hunter2"}},
+		"OAuth":  {Method: "GET", Authentication: &wire.HTTPAuthentication{Type: "ActiveDirectoryOAuth", Tenant: "t", Audience: "a", ClientID: "c", Secret: "s"}},
 		"header": {Method: "GET", Headers: map[string]string{"Authorization": "Token own-header", "Cookie": "session=abc"}},
 	}
 	for name, req := range auths {
