@@ -248,7 +248,7 @@ func TestClientCertificate(t *testing.T) {
 		"type":                      "ClientCertificate",
 		"certificateThumbprint":     strings.ToUpper(hex.EncodeToString(sum[:])),
 		"certificateExpirationDate": notAfter.Format(time.RFC3339),
-		"certificateSubjectName":    "CN=scheduler-client,O=Contoso",
+		"certificateSubjectName":    "CN=scheduler-client, O=Contoso",
 	}
 	m, _ := auth.(map[string]any)
 	if len(m) != len(want) {
@@ -310,7 +310,7 @@ func TestPatchAuthenticationType(t *testing.T) {
 	pfx, _, _ := selfSignedPfx(t, "")
 	r = h.must(200, http.MethodPatch, jobPath, `{"properties":{"action":{"request":{"authentication":{"type":"clientcertificate","pfx":"`+pfx+`"}}}}}`)
 	if a := get(r.json(t), "properties", "action", "request", "authentication"); get(a, "username") != nil || get(a, "type") != "ClientCertificate" ||
-		get(a, "certificateSubjectName") != "CN=scheduler-client,O=Contoso" {
+		get(a, "certificateSubjectName") != "CN=scheduler-client, O=Contoso" {
 		t.Fatalf("authentication after the patch %v", a)
 	}
 	p := h.storedJob("j1").Properties
