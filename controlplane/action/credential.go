@@ -58,6 +58,10 @@ func port(u *url.URL) string {
 // redacted replaces a credential found in a response kept in history.
 const redacted = "[redacted]"
 
+// minScrubbed is the shortest credential scrubbed: shorter ones ("s", "pw") would erase letters
+// from every word of the message while hiding nothing a guess would not find.
+const minScrubbed = 4
+
 // scrubber replaces the credentials of a request in the text of its response: a target that
 // echoes what it received (a debugging endpoint, an error page quoting the headers) must not put
 // the job's secrets into history, which every reader of the job sees.
@@ -72,7 +76,7 @@ func newScrubber(req *http.Request, secrets []string) *scrubber {
 	seen := map[string]bool{}
 	var forms []string
 	add := func(s string) {
-		if s != "" && !seen[s] {
+		if len(s) >= minScrubbed && !seen[s] {
 			seen[s] = true
 			forms = append(forms, s)
 		}
