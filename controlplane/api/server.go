@@ -263,7 +263,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, info *reqInfo) *a
 		return notFound("there is no API at %s", r.URL.Path)
 	}
 	info.route = routeNames[rt.kind]
-	p, e := s.tokens.authenticate(r)
+	p, e := s.authenticateRequest(r)
 	if e != nil {
 		return e
 	}

@@ -25,6 +25,7 @@ import (
 	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/dispatch"
 	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/secret"
 	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/store/sqlite"
+	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/ui"
 	"github.com/schedulerhq/terraform-provider-scheduler/internal/clock"
 )
 
@@ -215,6 +216,13 @@ func serve(ctx context.Context, cfg *serveConfig, log *slog.Logger) error {
 	if err != nil {
 		return err
 	}
+	dash, err := ui.New(ui.Config{
+		Store: st, API: handler, Tokens: tokens, Dispatcher: disp, Gatherer: reg, Clock: clock.Real{},
+		Logger: log.With("component", "ui"), TLS: tlsConfig != nil,
+	})
+	if err != nil {
+		return err
+	}
 
 	ln, err := net.Listen("tcp", cfg.listen)
 	if err != nil {
@@ -226,7 +234,7 @@ func serve(ctx context.Context, cfg *serveConfig, log *slog.Logger) error {
 		return err
 	}
 	srv := &http.Server{
-		Handler:           handler,
+		Handler:           withDashboard(handler, dash),
 		ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout:       30 * time.Second,
 		WriteTimeout:      60 * time.Second,
@@ -252,6 +260,7 @@ func serve(ctx context.Context, cfg *serveConfig, log *slog.Logger) error {
 	}
 	dispDone := make(chan error, 1)
 	go func() { dispDone <- disp.Run(runCtx) }()
+	go dash.Run(runCtx)
 	srvDone := make(chan error, 1)
 	go func() {
 		if tlsConfig != nil {
@@ -289,6 +298,18 @@ func serve(ctx context.Context, cfg *serveConfig, log *slog.Logger) error {
 		log.Info("schedulerd stopped")
 	}
 	return runErr
+}
+
+// withDashboard serves the dashboard at /ui/ and the API everywhere else (the API's own paths are
+// left exactly as they are: no ServeMux cleaning or redirects).
+func withDashboard(apiHandler, dash http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/ui" || strings.HasPrefix(r.URL.Path, ui.Prefix) {
+			dash.ServeHTTP(w, r)
+			return
+		}
+		apiHandler.ServeHTTP(w, r)
+	})
 }
 
 // adminToken returns the admin token: the configured one, else the one in <data>/admin-token,
