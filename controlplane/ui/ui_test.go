@@ -323,3 +323,22 @@ func TestLatenessOfTheLastHour(t *testing.T) {
 		t.Fatalf("%+v", st)
 	}
 }
+
+// TestBusyDashboardAnswers503: with every slot taken, a page is a 503 with Retry-After; once one
+// is free it is served again.
+func TestBusyDashboardAnswers503(t *testing.T) {
+	h := newHarness(t, false)
+	b := h.browser()
+	b.signIn(adminToken)
+	for range cap(h.ui.inflight) {
+		h.ui.inflight <- struct{}{}
+	}
+	p := b.get("/ui/")
+	if p.status != http.StatusServiceUnavailable || p.header.Get("Retry-After") != "1" {
+		t.Fatalf("with every slot taken: %d %q", p.status, p.header.Get("Retry-After"))
+	}
+	<-h.ui.inflight
+	if p := b.get("/ui/"); p.status != http.StatusOK {
+		t.Fatalf("with a slot free: %d", p.status)
+	}
+}
