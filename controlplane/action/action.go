@@ -249,3 +249,21 @@ func redactURLError(err error) string {
 	}
 	return err.Error()
 }
+
+// CheckEndpoint reports whether an endpoint template is an absolute URL once its placeholder
+// (such as "{account}") is replaced by a name; schemes is empty for http and https.
+func CheckEndpoint(template, placeholder string, schemes ...string) error {
+	if len(schemes) == 0 {
+		schemes = []string{"http", "https"}
+	}
+	u, err := url.Parse(strings.ReplaceAll(template, placeholder, "name"))
+	if err != nil {
+		return fmt.Errorf("%q is not a URL: %w", template, err)
+	}
+	for _, s := range schemes {
+		if strings.EqualFold(u.Scheme, s) && u.Host != "" {
+			return nil
+		}
+	}
+	return fmt.Errorf("%q is not an absolute %s URL", template, strings.Join(schemes, " or "))
+}

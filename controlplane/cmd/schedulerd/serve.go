@@ -21,6 +21,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
+	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/action"
 	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/api"
 	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/dispatch"
 	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/secret"
@@ -43,6 +44,7 @@ type serveConfig struct {
 	tokens         map[string]string // subscription -> token
 	secretKeyFile  string
 	oauthAuthority string
+	storageQueue   string // --storage-queue-endpoint
 	misfire        time.Duration
 	faultedAfter   int
 	region         string
@@ -81,6 +83,7 @@ func parseServe(args []string, getenv func(string) string, stderr io.Writer) (se
 	tokensFile := fs.String("tokens-file", env("SCHEDULERD_TOKENS_FILE", ""), "file of SUBSCRIPTION=TOKEN lines: tokens scoped to one subscription (else SCHEDULERD_TOKENS=sub1=tok1,sub2=tok2) [SCHEDULERD_TOKENS_FILE]")
 	fs.StringVar(&c.secretKeyFile, "secret-key-file", env("SCHEDULERD_SECRET_KEY_FILE", ""), "AES-256 key sealing job secrets; default <data>/secret.key; back it up apart from the database [SCHEDULERD_SECRET_KEY_FILE]")
 	fs.StringVar(&c.oauthAuthority, "oauth-authority", env("SCHEDULERD_OAUTH_AUTHORITY", "https://login.microsoftonline.com"), "where ActiveDirectoryOAuth actions get their tokens [SCHEDULERD_OAUTH_AUTHORITY]")
+	fs.StringVar(&c.storageQueue, "storage-queue-endpoint", env("SCHEDULERD_STORAGE_QUEUE_ENDPOINT", action.DefaultStorageQueueEndpoint), "queue service of a storage account, {account} standing for its name (Azurite: http://127.0.0.1:10001/{account}) [SCHEDULERD_STORAGE_QUEUE_ENDPOINT]")
 	misfire := fs.String("misfire-threshold", env("SCHEDULERD_MISFIRE_THRESHOLD", "60s"), "occurrences missed by more than this are coalesced [SCHEDULERD_MISFIRE_THRESHOLD]")
 	faulted := fs.String("faulted-after", env("SCHEDULERD_FAULTED_AFTER", "10"), "consecutive faulted occurrences that make a job Faulted [SCHEDULERD_FAULTED_AFTER]")
 	fs.StringVar(&c.region, "region", env("SCHEDULERD_REGION", "local"), "value of x-ms-scheduler-execution-region [SCHEDULERD_REGION]")
@@ -148,6 +151,9 @@ func parseServe(args []string, getenv func(string) string, stderr io.Writer) (se
 	}
 	if c.secretKeyFile == "" {
 		c.secretKeyFile = filepath.Join(c.data, "secret.key")
+	}
+	if err := action.CheckEndpoint(c.storageQueue, "{account}"); err != nil {
+		return c, fmt.Errorf("--storage-queue-endpoint: %w", err)
 	}
 	return c, nil
 }
@@ -234,16 +240,17 @@ func serve(ctx context.Context, cfg *serveConfig, log *slog.Logger) error {
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	disp, err := dispatch.New(dispatch.Config{
-		Store:            st,
-		Clock:            clock.Real{},
-		Secrets:          box,
-		Logger:           log.With("component", "dispatch"),
-		Registerer:       reg,
-		OAuthAuthority:   cfg.oauthAuthority,
-		MisfireThreshold: cfg.misfire,
-		FaultedAfter:     cfg.faultedAfter,
-		Workers:          cfg.workers,
-		Region:           cfg.region,
+		Store:                st,
+		Clock:                clock.Real{},
+		Secrets:              box,
+		Logger:               log.With("component", "dispatch"),
+		Registerer:           reg,
+		OAuthAuthority:       cfg.oauthAuthority,
+		StorageQueueEndpoint: cfg.storageQueue,
+		MisfireThreshold:     cfg.misfire,
+		FaultedAfter:         cfg.faultedAfter,
+		Workers:              cfg.workers,
+		Region:               cfg.region,
 	})
 	if err != nil {
 		return fmt.Errorf("dispatcher: %w", err)
