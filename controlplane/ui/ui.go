@@ -17,6 +17,8 @@
 //   - Run now, enable and disable go through the API itself (Server.As), so the dashboard
 //     changes jobs exactly as the API does; the job's definition is the API's GET answer
 //     (secrets redacted by the API).
+//   - At most MaxInFlight (16) signed-in requests are answered at once; more get 503 with
+//     Retry-After, so that a signed-in user cannot pile up expensive pages.
 //   - Executions of the last 24 hours are read from the history of the visible jobs (at most
 //     100,000 entries per page view, said on the page when cut); the lateness of the last hour is
 //     the difference between the dispatcher's histogram now and a sample of it taken an hour ago
@@ -85,7 +87,13 @@ type Config struct {
 	SessionTTL time.Duration // 0: DefaultSessionTTL
 	// Leader, when set, names the replica that leads (Health); nil: a single node.
 	Leader func(ctx context.Context) (string, error)
+	// MaxInFlight bounds the signed-in requests answered at once (a page can read thousands of
+	// jobs); more get 503 with Retry-After. 0: DefaultMaxInFlight.
+	MaxInFlight int
 }
+
+// DefaultMaxInFlight is the default of Config.MaxInFlight.
+const DefaultMaxInFlight = 16
 
 // Server serves the dashboard. It is an http.Handler for the paths under Prefix.
 type Server struct {
@@ -102,6 +110,7 @@ type Server struct {
 	late     *lateness
 	pages    map[string]*template.Template
 	mux      *http.ServeMux
+	inflight chan struct{}
 }
 
 // New returns a Server.
@@ -131,6 +140,11 @@ func New(cfg Config) (*Server, error) {
 		ttl = DefaultSessionTTL
 	}
 	s.sessions = newSessions(ttl, s.clock)
+	n := cfg.MaxInFlight
+	if n <= 0 {
+		n = DefaultMaxInFlight
+	}
+	s.inflight = make(chan struct{}, n)
 	s.late = &lateness{gatherer: cfg.Gatherer}
 	if err := s.parseTemplates(); err != nil {
 		return nil, err
@@ -207,6 +221,14 @@ func (s *Server) authed(h func(http.ResponseWriter, *http.Request, *request)) ht
 				return
 			}
 			s.fail(w, r, http.StatusUnauthorized, "You are signed out: sign in again.")
+			return
+		}
+		select {
+		case s.inflight <- struct{}{}:
+			defer func() { <-s.inflight }()
+		default:
+			w.Header().Set("Retry-After", "1")
+			s.fail(w, r, http.StatusServiceUnavailable, "The dashboard is answering too many requests; retry in a moment.")
 			return
 		}
 		h(w, r, &request{id: c.Value, sess: sess})

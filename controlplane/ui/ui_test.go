@@ -136,7 +136,7 @@ func TestChangesNeedTheCSRFTokenAndThisOrigin(t *testing.T) {
 		"another session's":   {url.Values{"csrf": {otherTok}}, json},
 		"another origin":      {url.Values{"csrf": {tok}}, map[string]string{"Origin": "http://evil.example"}},
 		"another site":        {url.Values{"csrf": {tok}}, map[string]string{"Sec-Fetch-Site": "same-site"}},
-		"https origin":        {url.Values{"csrf": {tok}}, map[string]string{"Origin": strings.Replace(h.srv.URL, "http:", "https:", 1)}},
+		"another port":        {url.Values{"csrf": {tok}}, map[string]string{"Origin": h.srv.URL + "1"}},
 		"no token, as a form": {url.Values{}, nil},
 	} {
 		p := b.do(http.MethodPost, jobA+"/disable", c.form, c.header)
@@ -321,5 +321,24 @@ func TestLatenessOfTheLastHour(t *testing.T) {
 	st, ok := l.lastHour(t0.Add(time.Hour))
 	if !ok || st.Count != 100 || st.P50 != "≤ 10 ms" || st.P99 != "≤ 100 ms" || st.Max != "≤ 1 s" || !st.Since.Equal(t0) {
 		t.Fatalf("%+v", st)
+	}
+}
+
+// TestBusyDashboardAnswers503: with every slot taken, a page is a 503 with Retry-After; once one
+// is free it is served again.
+func TestBusyDashboardAnswers503(t *testing.T) {
+	h := newHarness(t, false)
+	b := h.browser()
+	b.signIn(adminToken)
+	for range cap(h.ui.inflight) {
+		h.ui.inflight <- struct{}{}
+	}
+	p := b.get("/ui/")
+	if p.status != http.StatusServiceUnavailable || p.header.Get("Retry-After") != "1" {
+		t.Fatalf("with every slot taken: %d %q", p.status, p.header.Get("Retry-After"))
+	}
+	<-h.ui.inflight
+	if p := b.get("/ui/"); p.status != http.StatusOK {
+		t.Fatalf("with a slot free: %d", p.status)
 	}
 }
