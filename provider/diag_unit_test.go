@@ -29,7 +29,11 @@ func objectOf(t *testing.T, typ tftypes.Type, fields map[string]any) tftypes.Val
 		case map[string]any:
 			vals[name] = objectOf(t, at, v)
 		case []map[string]any:
-			et := at.(tftypes.List).ElementType
+			lt, ok := at.(tftypes.List)
+			if !ok {
+				t.Fatalf("field %s: %s is not a list type", name, at)
+			}
+			et := lt.ElementType
 			elems := make([]tftypes.Value, len(v))
 			for i, e := range v {
 				elems[i] = objectOf(t, et, e)
