@@ -327,10 +327,10 @@ func TestPatchAuthenticationType(t *testing.T) {
 	}
 }
 
-// TestUpdateDoesNotRescheduleAnOccurrenceClaimedAhead: the dispatcher claims an occurrence up to
-// half a second before it is due; a job updated in that half second resumes after it, not at it
-// (which would run it twice).
-func TestUpdateDoesNotRescheduleAnOccurrenceClaimedAhead(t *testing.T) {
+// TestUpdateReschedulesAnOccurrenceClaimedAhead: the dispatcher claims an occurrence up to half
+// a second before it is due; a job updated in that half second is scheduled at it again (the
+// update cancels the claim: TestAChangeWinsOverAClaim).
+func TestUpdateReschedulesAnOccurrenceClaimedAhead(t *testing.T) {
 	t0 := time.Date(2026, 6, 1, 9, 0, 0, 0, time.UTC)
 	one := 1
 	rule, err := recurrence.Compile(t0.Format(time.RFC3339), &wire.JobRecurrence{Frequency: "Minute", Interval: &one}, t0)
@@ -343,7 +343,7 @@ func TestUpdateDoesNotRescheduleAnOccurrenceClaimedAhead(t *testing.T) {
 		last time.Time
 		want time.Time
 	}{
-		{"the 09:01 occurrence claimed ahead", t0.Add(time.Minute), t0.Add(2 * time.Minute)},
+		{"the 09:01 occurrence claimed ahead", t0.Add(time.Minute), t0.Add(time.Minute)},
 		{"the 09:01 occurrence not claimed yet", t0, t0.Add(time.Minute)},
 		{"never executed", time.Time{}, t0.Add(time.Minute)},
 	} {

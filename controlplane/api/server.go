@@ -62,6 +62,8 @@ import (
 type Dispatcher interface {
 	JobChanged(jobID int64)
 	CollectionChanged(collectionID int64)
+	// RunNow runs the job now; when a manual run of the job is still in flight it returns an
+	// error with an InFlightTag() string method (the run's execution tag): a 409.
 	RunNow(ctx context.Context, jobID int64) error
 	Ready() bool
 }
