@@ -17,6 +17,8 @@
 //   - Run now, enable and disable go through the API itself (Server.As), so the dashboard
 //     changes jobs exactly as the API does; the job's definition is the API's GET answer
 //     (secrets redacted by the API).
+//   - At most MaxInFlight (16) signed-in requests are answered at once; more get 503 with
+//     Retry-After, so that a signed-in user cannot pile up expensive pages.
 //   - Executions of the last 24 hours are read from the history of the visible jobs (at most
 //     100,000 entries per page view, said on the page when cut); the lateness of the last hour is
 //     the difference between the dispatcher's histogram now and a sample of it taken an hour ago
@@ -70,6 +72,12 @@ type Dispatcher interface {
 	Ready() bool
 }
 
+// Replica is what the Health page shows of a replica among several (package replica).
+type Replica interface {
+	ID() string
+	Leading() bool
+}
+
 // Config is what a Server needs.
 type Config struct {
 	Store      store.Driver
@@ -83,9 +91,16 @@ type Config struct {
 	// TLS: the daemon serves HTTPS, so the session cookie is Secure.
 	TLS        bool
 	SessionTTL time.Duration // 0: DefaultSessionTTL
-	// Leader, when set, names the replica that leads (Health); nil: a single node.
-	Leader func(ctx context.Context) (string, error)
+	// Replica, when the daemon runs as one of several replicas on a shared store, tells Health
+	// which replica this is and whether it leads; nil: a single node, which leads.
+	Replica Replica
+	// MaxInFlight bounds the signed-in requests answered at once (a page can read thousands of
+	// jobs); more get 503 with Retry-After. 0: DefaultMaxInFlight.
+	MaxInFlight int
 }
+
+// DefaultMaxInFlight is the default of Config.MaxInFlight.
+const DefaultMaxInFlight = 16
 
 // Server serves the dashboard. It is an http.Handler for the paths under Prefix.
 type Server struct {
@@ -97,11 +112,12 @@ type Server struct {
 	clock    clock.Clock
 	log      *slog.Logger
 	tls      bool
-	leader   func(ctx context.Context) (string, error)
+	replica  Replica
 	sessions *sessions
 	late     *lateness
 	pages    map[string]*template.Template
 	mux      *http.ServeMux
+	inflight chan struct{}
 }
 
 // New returns a Server.
@@ -118,7 +134,7 @@ func New(cfg Config) (*Server, error) {
 	}
 	s := &Server{
 		store: cfg.Store, api: cfg.API, tokens: cfg.Tokens, disp: cfg.Dispatcher, gatherer: cfg.Gatherer,
-		clock: cfg.Clock, log: cfg.Logger, tls: cfg.TLS, leader: cfg.Leader,
+		clock: cfg.Clock, log: cfg.Logger, tls: cfg.TLS, replica: cfg.Replica,
 	}
 	if s.clock == nil {
 		s.clock = clock.Real{}
@@ -131,6 +147,11 @@ func New(cfg Config) (*Server, error) {
 		ttl = DefaultSessionTTL
 	}
 	s.sessions = newSessions(ttl, s.clock)
+	n := cfg.MaxInFlight
+	if n <= 0 {
+		n = DefaultMaxInFlight
+	}
+	s.inflight = make(chan struct{}, n)
 	s.late = &lateness{gatherer: cfg.Gatherer}
 	if err := s.parseTemplates(); err != nil {
 		return nil, err
@@ -207,6 +228,14 @@ func (s *Server) authed(h func(http.ResponseWriter, *http.Request, *request)) ht
 				return
 			}
 			s.fail(w, r, http.StatusUnauthorized, "You are signed out: sign in again.")
+			return
+		}
+		select {
+		case s.inflight <- struct{}{}:
+			defer func() { <-s.inflight }()
+		default:
+			w.Header().Set("Retry-After", "1")
+			s.fail(w, r, http.StatusServiceUnavailable, "The dashboard is answering too many requests; retry in a moment.")
 			return
 		}
 		h(w, r, &request{id: c.Value, sess: sess})

@@ -47,6 +47,7 @@ type serveConfig struct {
 	secretKeyFile  string
 	oauthAuthority string
 	storageQueue   string // --storage-queue-endpoint
+	serviceBus     action.ServiceBusConfig
 	misfire        time.Duration
 	faultedAfter   int
 	region         string
@@ -61,13 +62,6 @@ type serveConfig struct {
 	pprofListen       string
 	publicURL         string
 }
-
-// tokenFlags is the repeatable --token SUBSCRIPTION=TOKEN.
-type tokenFlags map[string]string
-
-func (t tokenFlags) String() string { return fmt.Sprintf("%d tokens", len(t)) }
-
-func (t tokenFlags) Set(v string) error { return addToken(t, v) }
 
 func addToken(m map[string]string, v string) error {
 	sub, tok, ok := strings.Cut(strings.TrimSpace(v), "=")
@@ -95,12 +89,15 @@ func parseServe(args []string, getenv func(string) string, stderr io.Writer) (se
 	fs.StringVar(&c.tlsCert, "tls-cert", env("SCHEDULERD_TLS_CERT", ""), "serve HTTPS with this PEM certificate [SCHEDULERD_TLS_CERT]")
 	fs.StringVar(&c.tlsKey, "tls-key", env("SCHEDULERD_TLS_KEY", ""), "and this PEM key [SCHEDULERD_TLS_KEY]")
 	level := fs.String("log-level", env("SCHEDULERD_LOG_LEVEL", "info"), "debug, info, warn or error [SCHEDULERD_LOG_LEVEL]")
-	fs.StringVar(&c.adminToken, "admin-token", env("SCHEDULERD_ADMIN_TOKEN", ""), "token for every subscription; generated into <data>/admin-token when not given [SCHEDULERD_ADMIN_TOKEN]")
-	flagTokens := tokenFlags{}
-	fs.Var(flagTokens, "token", "SUBSCRIPTION=TOKEN: a token scoped to one subscription; repeatable [SCHEDULERD_TOKENS=sub1=tok1,sub2=tok2]")
+	adminFile := fs.String("admin-token-file", env("SCHEDULERD_ADMIN_TOKEN_FILE", ""), "file holding the token for every subscription (else SCHEDULERD_ADMIN_TOKEN, else generated into <data>/admin-token) [SCHEDULERD_ADMIN_TOKEN_FILE]")
+	tokensFile := fs.String("tokens-file", env("SCHEDULERD_TOKENS_FILE", ""), "file of SUBSCRIPTION=TOKEN lines: tokens scoped to one subscription (else SCHEDULERD_TOKENS=sub1=tok1,sub2=tok2) [SCHEDULERD_TOKENS_FILE]")
 	fs.StringVar(&c.secretKeyFile, "secret-key-file", env("SCHEDULERD_SECRET_KEY_FILE", ""), "AES-256 key sealing job secrets; default <data>/secret.key; back it up apart from the database [SCHEDULERD_SECRET_KEY_FILE]")
 	fs.StringVar(&c.oauthAuthority, "oauth-authority", env("SCHEDULERD_OAUTH_AUTHORITY", "https://login.microsoftonline.com"), "where ActiveDirectoryOAuth actions get their tokens [SCHEDULERD_OAUTH_AUTHORITY]")
 	fs.StringVar(&c.storageQueue, "storage-queue-endpoint", env("SCHEDULERD_STORAGE_QUEUE_ENDPOINT", action.DefaultStorageQueueEndpoint), "queue service of a storage account, {account} standing for its name (Azurite: http://127.0.0.1:10001/{account}) [SCHEDULERD_STORAGE_QUEUE_ENDPOINT]")
+	fs.StringVar(&c.serviceBus.Endpoint, "service-bus-endpoint", env("SCHEDULERD_SERVICE_BUS_ENDPOINT", action.DefaultServiceBusEndpoint), "AMQP 1.0 address of a Service Bus namespace, {namespace} standing for its name (RabbitMQ: amqp://127.0.0.1:5672) [SCHEDULERD_SERVICE_BUS_ENDPOINT]")
+	fs.StringVar(&c.serviceBus.Auth, "service-bus-auth", env("SCHEDULERD_SERVICE_BUS_AUTH", action.ServiceBusAuthCBS), "cbs: a SAS token put on $cbs (Azure Service Bus); plain: SASL PLAIN with sasKeyName and sasKey (brokers without CBS, such as RabbitMQ) [SCHEDULERD_SERVICE_BUS_AUTH]")
+	fs.StringVar(&c.serviceBus.QueueAddress, "service-bus-queue-address", env("SCHEDULERD_SERVICE_BUS_QUEUE_ADDRESS", action.DefaultServiceBusQueueAddress), "AMQP target address of a queue, {queue} standing for its name (RabbitMQ 3.x: /amq/queue/{queue}; 4.x: /queues/{queue}) [SCHEDULERD_SERVICE_BUS_QUEUE_ADDRESS]")
+	fs.StringVar(&c.serviceBus.TopicAddress, "service-bus-topic-address", env("SCHEDULERD_SERVICE_BUS_TOPIC_ADDRESS", action.DefaultServiceBusTopicAddress), "AMQP target address of a topic, {topic} standing for its path (RabbitMQ 3.x: /exchange/{topic}; 4.x: /exchanges/{topic}) [SCHEDULERD_SERVICE_BUS_TOPIC_ADDRESS]")
 	misfire := fs.String("misfire-threshold", env("SCHEDULERD_MISFIRE_THRESHOLD", "60s"), "occurrences missed by more than this are coalesced [SCHEDULERD_MISFIRE_THRESHOLD]")
 	faulted := fs.String("faulted-after", env("SCHEDULERD_FAULTED_AFTER", "10"), "consecutive faulted occurrences that make a job Faulted [SCHEDULERD_FAULTED_AFTER]")
 	fs.StringVar(&c.region, "region", env("SCHEDULERD_REGION", "local"), "value of x-ms-scheduler-execution-region [SCHEDULERD_REGION]")
@@ -112,6 +109,9 @@ func parseServe(args []string, getenv func(string) string, stderr io.Writer) (se
 	bodyTimeout := fs.String("body-timeout", env("SCHEDULERD_BODY_TIMEOUT", "10s"), "how long a request body may take to arrive (408 after) [SCHEDULERD_BODY_TIMEOUT]")
 	fs.StringVar(&c.pprofListen, "pprof-listen", env("SCHEDULERD_PPROF_LISTEN", ""), "serve Go's /debug/pprof profiles on this address, apart from the API (off when empty; keep it on loopback) [SCHEDULERD_PPROF_LISTEN]")
 	fs.StringVar(&c.publicURL, "public-url", env("SCHEDULERD_PUBLIC_URL", ""), "URL clients reach the API at (behind a proxy or on a wildcard address), used in nextLink; default: the address the connection arrived on, never the Host header [SCHEDULERD_PUBLIC_URL]")
+	if err := refuseSecretArgs(args); err != nil {
+		return c, err
+	}
 	if err := fs.Parse(args); err != nil {
 		return c, err
 	}
@@ -157,17 +157,37 @@ func parseServe(args []string, getenv func(string) string, stderr io.Writer) (se
 	if (c.tlsCert == "") != (c.tlsKey == "") {
 		return c, errors.New("--tls-cert and --tls-key go together")
 	}
-	c.tokens = flagTokens
-	if len(flagTokens) == 0 {
-		c.tokens = map[string]string{}
-		if v := getenv("SCHEDULERD_TOKENS"); v != "" {
-			for _, item := range strings.Split(v, ",") {
-				if strings.TrimSpace(item) == "" {
-					continue
-				}
-				if err := addToken(c.tokens, item); err != nil {
-					return c, fmt.Errorf("SCHEDULERD_TOKENS: %w", err)
-				}
+	c.adminToken = getenv("SCHEDULERD_ADMIN_TOKEN")
+	if *adminFile != "" {
+		b, err := os.ReadFile(*adminFile)
+		if err != nil {
+			return c, fmt.Errorf("--admin-token-file: %w", err)
+		}
+		if c.adminToken = strings.TrimSpace(string(b)); c.adminToken == "" {
+			return c, fmt.Errorf("--admin-token-file %s is empty", *adminFile)
+		}
+	}
+	c.tokens = map[string]string{}
+	if *tokensFile != "" {
+		b, err := os.ReadFile(*tokensFile)
+		if err != nil {
+			return c, fmt.Errorf("--tokens-file: %w", err)
+		}
+		for i, line := range strings.Split(string(b), "\n") {
+			if line = strings.TrimSpace(line); line == "" || strings.HasPrefix(line, "#") {
+				continue
+			}
+			if err := addToken(c.tokens, line); err != nil {
+				return c, fmt.Errorf("--tokens-file %s line %d: %w", *tokensFile, i+1, err)
+			}
+		}
+	} else if v := getenv("SCHEDULERD_TOKENS"); v != "" {
+		for _, item := range strings.Split(v, ",") {
+			if strings.TrimSpace(item) == "" {
+				continue
+			}
+			if err := addToken(c.tokens, item); err != nil {
+				return c, fmt.Errorf("SCHEDULERD_TOKENS: %w", err)
 			}
 		}
 	}
@@ -177,7 +197,34 @@ func parseServe(args []string, getenv func(string) string, stderr io.Writer) (se
 	if err := action.CheckEndpoint(c.storageQueue, "{account}"); err != nil {
 		return c, fmt.Errorf("--storage-queue-endpoint: %w", err)
 	}
+	if err := c.serviceBus.Check(); err != nil {
+		return c, fmt.Errorf("--service-bus-*: %w", err)
+	}
 	return c, nil
+}
+
+// refuseSecretArgs refuses the flags that would put a token on the command line, where every
+// local user sees it (ps, /proc/PID/cmdline) and shell histories keep it. The error does not
+// repeat the value.
+func refuseSecretArgs(args []string) error {
+	for _, a := range args {
+		if a == "--" {
+			return nil
+		}
+		name, _, _ := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		if !strings.HasPrefix(a, "-") {
+			continue
+		}
+		switch name {
+		case "admin-token":
+			return errors.New("--admin-token is not accepted: a token on the command line is visible to every local user (ps); " +
+				"use --admin-token-file or SCHEDULERD_ADMIN_TOKEN")
+		case "token":
+			return errors.New("--token is not accepted: a token on the command line is visible to every local user (ps); " +
+				"use --tokens-file or SCHEDULERD_TOKENS")
+		}
+	}
+	return nil
 }
 
 func runServe(ctx context.Context, args []string, _ io.Writer, stderr io.Writer) int {
@@ -245,6 +292,7 @@ func serve(ctx context.Context, cfg *serveConfig, log *slog.Logger) error {
 		Registerer:           reg,
 		OAuthAuthority:       cfg.oauthAuthority,
 		StorageQueueEndpoint: cfg.storageQueue,
+		ServiceBus:           cfg.serviceBus,
 		MisfireThreshold:     cfg.misfire,
 		FaultedAfter:         cfg.faultedAfter,
 		Workers:              cfg.workers,
@@ -382,7 +430,7 @@ func adminToken(cfg *serveConfig, log *slog.Logger) (string, error) {
 	if err := writeFileAtomic(path, []byte(tok+"\n"), 0o600); err != nil {
 		return "", fmt.Errorf("admin token: %w", err)
 	}
-	log.Warn("generated an admin token (no --admin-token or SCHEDULERD_ADMIN_TOKEN given)", "path", path)
+	log.Warn("generated an admin token (no --admin-token-file or SCHEDULERD_ADMIN_TOKEN given)", "path", path)
 	return tok, nil
 }
 
