@@ -31,6 +31,7 @@ const (
 	evClaimed          // the writer committed a batch of claims
 	evRecorded         // the writer committed a batch of records
 	evReschedule       // a worker could not start an attempt: run it at exec.DueAt
+	evExecutionClaimed // another replica claimed an execution (a manual run): run it
 )
 
 type event struct {
@@ -142,10 +143,11 @@ type loop struct {
 	heap    timeHeap
 	seq     uint64
 	resumed int
+	loaded  map[int64]bool // executions loaded at start (an evExecutionClaimed of one is not run twice)
 }
 
 func newLoop(d *Dispatcher) *loop {
-	return &loop{d: d, entries: map[int64]*entry{}, rules: ruleCache{}}
+	return &loop{d: d, entries: map[int64]*entry{}, rules: ruleCache{}, loaded: map[int64]bool{}}
 }
 
 func (l *loop) push(at time.Time, e *entry, x *store.Execution) *item {
@@ -187,6 +189,7 @@ func (l *loop) load(ctx context.Context) error {
 		for _, x := range execs {
 			after = x.ID
 			l.pushExec(x, nil, "")
+			l.loaded[x.ID] = true
 			l.resumed++
 		}
 		if len(execs) < DefaultLoadPage {
@@ -408,6 +411,8 @@ func (l *loop) handle(ctx context.Context, ev event) {
 		l.recorded(ev)
 	case evReschedule:
 		l.pushExec(ev.exec, nil, "")
+	case evExecutionClaimed:
+		l.claimedElsewhere(ctx, ev.id)
 	}
 }
 
@@ -563,4 +568,23 @@ func (c ruleCache) release(key string) {
 			delete(c, key)
 		}
 	}
+}
+
+// claimedElsewhere runs an execution another replica claimed, unless it was loaded at start or
+// is finished already.
+func (l *loop) claimedElsewhere(ctx context.Context, id int64) {
+	if l.loaded[id] {
+		return
+	}
+	l.loaded[id] = true
+	xs, err := l.d.store.ExecutionListUnfinished(ctx, store.ExecutionListUnfinishedParams{AfterID: id - 1, Limit: 1})
+	if err != nil {
+		l.d.log.Error("loading an execution claimed elsewhere", "execution_id", id, "error", err.Error())
+		return
+	}
+	if len(xs) == 0 || xs[0].ID != id {
+		return
+	}
+	l.pushExec(xs[0], nil, "")
+	l.reload(ctx, xs[0].JobID)
 }
