@@ -179,7 +179,7 @@ func (d *jobHistoryDataSource) Schema(_ context.Context, _ datasource.SchemaRequ
 			"status": schema.StringAttribute{
 				Optional:            true,
 				MarkdownDescription: "Keep only entries with this status: `Completed`, `Failed` or `Postponed` (any case).",
-				Validators:          []validator.String{stringvalidator.OneOfCaseInsensitive("Completed", "Failed", "Postponed")},
+				Validators:          []validator.String{stringvalidator.OneOfCaseInsensitive(jobdef.HistoryStatuses()...)},
 			},
 			"max": schema.Int64Attribute{
 				Optional:            true,
@@ -257,6 +257,8 @@ type occurrencesModel struct {
 	Executed   types.Int64      `tfsdk:"executed"`
 	Now        types.String     `tfsdk:"now"`
 	Times      types.List       `tfsdk:"times"`
+	// Description is the rule in words.
+	Description types.String `tfsdk:"recurrence_description"`
 }
 
 func (d *occurrencesDataSource) Metadata(_ context.Context, req datasource.MetadataRequest, resp *datasource.MetadataResponse) {
@@ -289,6 +291,10 @@ func (d *occurrencesDataSource) Schema(_ context.Context, _ datasource.SchemaReq
 				Computed:            true,
 				ElementType:         types.StringType,
 				MarkdownDescription: "The executions, RFC 3339 in the rule's zone.",
+			},
+			"recurrence_description": schema.StringAttribute{
+				Computed:            true,
+				MarkdownDescription: recurrenceDescriptionDoc,
 			},
 		},
 	}
@@ -332,5 +338,6 @@ func (d *occurrencesDataSource) Read(ctx context.Context, req datasource.ReadReq
 		return
 	}
 	m.Times = stringList(times)
+	m.Description = types.StringValue(describe(m.StartTime.ValueString(), rec, now))
 	resp.Diagnostics.Append(resp.State.Set(ctx, &m)...)
 }

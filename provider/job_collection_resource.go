@@ -32,12 +32,12 @@ var (
 var (
 	skuNames          = []string{jobdef.SkuFree, jobdef.SkuStandard, jobdef.SkuP10Premium, jobdef.SkuP20Premium}
 	collectionStates  = []string{jobdef.StateEnabled, jobdef.StateDisabled, jobdef.StateSuspended}
-	frequencies       = []string{"Minute", "Hour", "Day", "Week", "Month"}
-	weekDayNames      = []string{"Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday"}
+	frequencies       = jobdef.Frequencies()
+	weekDayNames      = jobdef.WeekDays()
 	jobWritableStates = []string{jobdef.StateEnabled, jobdef.StateDisabled}
 	actionTypes       = []string{jobdef.ActionHTTP, jobdef.ActionHTTPS}
-	httpMethods       = []string{"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"}
-	retryTypes        = []string{"None", "Fixed"}
+	httpMethods       = jobdef.HTTPMethods()
+	retryTypes        = jobdef.RetryTypes()
 )
 
 func newJobCollectionResource() resource.Resource { return &jobCollectionResource{} }

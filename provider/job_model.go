@@ -25,6 +25,8 @@ type jobModel struct {
 	Action          *actionModel     `tfsdk:"action"`
 	Recurrence      *recurrenceModel `tfsdk:"recurrence"`
 	Status          types.Object     `tfsdk:"status"`
+	// RecurrenceDescription is the rule in words (recurrence.Describe), computed.
+	RecurrenceDescription types.String `tfsdk:"recurrence_description"`
 }
 
 type actionModel struct {
@@ -394,6 +396,7 @@ func (m *jobModel) fromWire(id client.JobID, def *wire.JobDefinition, prior *job
 		}
 	}
 	m.Recurrence = recurrenceFromWire(p.Recurrence, prior.Recurrence, fresh || prior.Recurrence == nil, instant)
+	m.RecurrenceDescription = types.StringValue(describe(p.StartTime, p.Recurrence, time.Now()))
 }
 
 func statusObject(live string, s *wire.JobStatus) types.Object {

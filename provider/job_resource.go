@@ -87,11 +87,37 @@ func schemaChecked(pr wire.Problem) bool {
 	return false
 }
 
+// planDescription plans recurrence_description from the configured schedule when it is known
+// (else it stays unknown until apply), so that plan shows the rule in words.
+func (r *jobResource) planDescription(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
+	var plan jobModel
+	if diags := req.Plan.Get(ctx, &plan); diags.HasError() {
+		return // a whole nested object is unknown: the words wait for apply
+	}
+	p, unknown := plan.toWire()
+	for _, u := range unknown {
+		if part(u) == "schedule" {
+			return
+		}
+	}
+	c := r.clock
+	if c == nil {
+		c = clock.Real{}
+	}
+	if words := describe(p.StartTime, p.Recurrence, c.Now()); words != "" {
+		resp.Diagnostics.Append(resp.Plan.SetAttribute(ctx, path.Root("recurrence_description"), words)...)
+	}
+}
+
 // ModifyPlan replaces a job in a final state (Completed, Faulted) whose configuration changed:
 // the API refuses to update it.
 func (r *jobResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
-	if req.State.Raw.IsNull() || req.Plan.Raw.IsNull() {
-		return // create or destroy
+	if req.Plan.Raw.IsNull() {
+		return // destroy
+	}
+	r.planDescription(ctx, req, resp)
+	if req.State.Raw.IsNull() || resp.Diagnostics.HasError() {
+		return // create
 	}
 	var status types.Object
 	resp.Diagnostics.Append(req.State.GetAttribute(ctx, path.Root("status"), &status)...)

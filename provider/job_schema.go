@@ -84,6 +84,10 @@ func jobSchema() schema.Schema {
 				},
 			},
 			"recurrence": recurrenceAttribute(),
+			"recurrence_description": schema.StringAttribute{
+				Computed:            true,
+				MarkdownDescription: recurrenceDescriptionDoc + " Known at plan time when `start_time` and `recurrence` are.",
+			},
 			"status": schema.SingleNestedAttribute{
 				Computed:            true,
 				MarkdownDescription: "Execution state, maintained by the daemon.",

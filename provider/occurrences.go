@@ -43,6 +43,21 @@ func preview(p previewParams) ([]string, error) {
 	return out, nil
 }
 
+// recurrenceDescriptionDoc documents the computed recurrence_description attributes.
+const recurrenceDescriptionDoc = "The schedule in words, as the daemon's engine reads it: `at 09:00 and 17:00, Monday to Friday, Europe/Berlin`, " +
+	"`at 05:15 on the last Friday of every month`, `every 15 minutes, 5 times, from 2026-12-01 08:00`. Times of day are wall clock " +
+	"in the rule's zone, named at the end unless it is UTC. Without `start_time` the parts a job takes from its creation " +
+	"(time of day, week day, day of the month) read \"it was created\", so the words do not change from one plan to the next."
+
+// describe is the rule of a start time and recurrence in words ("" when it is invalid).
+func describe(startTime string, rec *wire.JobRecurrence, now time.Time) string {
+	rule, err := recurrence.Compile(startTime, rec, now)
+	if err != nil {
+		return ""
+	}
+	return recurrence.Describe(rule)
+}
+
 // parseNow reads the optional "now" argument (RFC 3339); empty means the clock's now.
 func parseNow(s string, now func() time.Time) (time.Time, error) {
 	if s == "" {

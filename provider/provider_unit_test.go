@@ -56,6 +56,7 @@ func TestJobAttrPath(t *testing.T) {
 	for in, want := range map[string]string{
 		"recurrence.schedule.monthDays[2]":                     "recurrence.schedule.month_days[2]",
 		"recurrence.schedule.monthlyOccurrences[1].occurrence": "recurrence.schedule.monthly_occurrences[1].occurrence",
+		"recurrence.schedule.monthlyOccurrences[1].Occurrence": "recurrence.schedule.monthly_occurrences[1].occurrence",
 		"startTime":                                          "start_time",
 		"recurrence.endTime":                                 "recurrence.end_time",
 		"action.retryPolicy.retryInterval":                   "action.retry_policy.retry_interval",

@@ -1,9 +1,10 @@
-// Package action runs one attempt of a job's action: an HTTP(S) request with the scheduler's
-// headers and the job's outbound authentication (Basic, ClientCertificate, ActiveDirectoryOAuth),
-// or a message put on an Azure Storage queue (StorageQueue). Service Bus actions are not
-// implemented: their attempts fail with a message that says so. It knows nothing about
-// schedules, retries or storage: the dispatcher decides when to call it and what to do with the
-// Result.
+// Package action runs one attempt of a job's action. Each kind of action is one small type
+// behind the runner interface, in a file of its own: an HTTP(S) request with the scheduler's
+// headers and the job's outbound authentication (http.go), a message put on an Azure Storage
+// queue (storagequeue.go), a message sent to a Service Bus queue or topic over AMQP 1.0
+// (servicebus.go). What a response says is captured once (capture). The package knows nothing
+// about schedules, retries or storage: the dispatcher decides when to call it and what to do with
+// the Result.
 package action
 
 import (
@@ -22,6 +23,7 @@ import (
 	"time"
 
 	"github.com/schedulerhq/terraform-provider-scheduler/internal/clock"
+	"github.com/schedulerhq/terraform-provider-scheduler/internal/jobdef"
 	"github.com/schedulerhq/terraform-provider-scheduler/internal/wire"
 )
 
@@ -94,6 +96,8 @@ type Executor struct {
 
 	mu    sync.Mutex
 	certs map[string]*http.Client // by SHA-256 of the pfx and password
+
+	kinds map[string]runner // by lower-case action type
 }
 
 // New returns an Executor.
@@ -136,15 +140,28 @@ func New(cfg Config) *Executor {
 	}
 	e.client = &http.Client{Transport: e.transport}
 	e.tokens = newTokenCache(e.clock)
+	e.kinds = map[string]runner{}
+	e.register(httpRunner{e}, jobdef.ActionHTTP, jobdef.ActionHTTPS)
+	e.register(storageQueueRunner{e}, jobdef.ActionStorageQueue)
 	return e
+}
+
+func (e *Executor) register(r runner, types ...string) {
+	for _, t := range types {
+		e.kinds[strings.ToLower(t)] = r
+	}
+}
+
+// runner makes one attempt of one kind of action.
+type runner interface {
+	run(ctx context.Context, a *Attempt) Result
 }
 
 // Attempt is one try of one action.
 type Attempt struct {
-	// The main action or the error action, secrets already opened (see MainAction, ErrorAction).
-	Type         string
-	Request      *wire.HTTPRequest
-	QueueMessage *wire.StorageQueueMessage
+	// Action is the main action or the error action, secrets already opened (see MainAction,
+	// ErrorAction).
+	Action *wire.JobErrorAction
 
 	ExecutionTag      string
 	ClientRequestID   string
@@ -162,94 +179,29 @@ type Result struct {
 }
 
 // MainAction sets the attempt's action to a job's main action.
-func (at *Attempt) MainAction(a *wire.JobAction) {
-	if a != nil {
-		at.Type, at.Request, at.QueueMessage = a.Type, a.Request, a.QueueMessage
-	}
-}
+func (at *Attempt) MainAction(a *wire.JobAction) { at.Action = a.Body() }
 
 // ErrorAction sets the attempt's action to a job's error action.
-func (at *Attempt) ErrorAction(a *wire.JobErrorAction) {
-	if a != nil {
-		at.Type, at.Request, at.QueueMessage = a.Type, a.Request, a.QueueMessage
-	}
-}
+func (at *Attempt) ErrorAction(a *wire.JobErrorAction) { at.Action = a }
 
 // Do runs one attempt, bounded by the attempt timeout.
 func (e *Executor) Do(ctx context.Context, a Attempt) Result {
-	switch strings.ToLower(a.Type) {
-	case "http", "https":
-		return e.doHTTP(ctx, a)
-	case "storagequeue":
-		return e.doQueue(ctx, a)
-	case "":
+	if a.Action == nil || a.Action.Type == "" {
 		return Result{Message: "the job has no action"}
-	default:
-		return Result{Message: fmt.Sprintf("%s actions are not supported by this daemon", a.Type)}
 	}
-}
-
-func (e *Executor) doHTTP(ctx context.Context, a Attempt) Result {
-	r := a.Request
-	if r == nil {
-		return Result{Message: "Http action without a request"}
+	r, ok := e.kinds[strings.ToLower(a.Action.Type)]
+	if !ok {
+		return Result{Message: fmt.Sprintf("%s actions are not supported by this daemon", a.Action.Type)}
 	}
 	ctx, cancel := context.WithTimeout(ctx, e.timeout)
 	defer cancel()
+	return r.run(ctx, &a)
+}
 
-	method := strings.ToUpper(r.Method)
-	if method == "" {
-		method = http.MethodGet
-	}
-	var body io.Reader
-	if r.Body != "" {
-		body = strings.NewReader(r.Body)
-	}
-	req, err := http.NewRequestWithContext(ctx, method, r.URI, body)
-	if err != nil {
-		return Result{Message: "Http action: invalid request: " + err.Error()}
-	}
-	for k, v := range r.Headers {
-		req.Header.Set(k, v)
-	}
-	// Canonical keys written directly: these six are set on every attempt.
-	req.Header["X-Ms-Execution-Tag"] = []string{a.ExecutionTag}
-	req.Header["X-Ms-Client-Request-Id"] = []string{a.ClientRequestID}
-	req.Header["X-Ms-Scheduler-Expected-Execution-Time"] = []string{a.ExpectedExecution.UTC().Format(time.RFC3339)}
-	req.Header["X-Ms-Scheduler-Jobid"] = []string{a.JobID}
-	req.Header["X-Ms-Scheduler-Jobcollectionid"] = []string{a.JobCollectionID}
-	req.Header["X-Ms-Scheduler-Execution-Region"] = []string{a.Region}
-
-	client := e.client
-	if auth := r.Authentication; auth != nil {
-		switch strings.ToLower(auth.Type) {
-		case "basic":
-			req.SetBasicAuth(auth.Username, auth.Password)
-		case "clientcertificate":
-			c, err := e.certClient(auth.Pfx, auth.Password)
-			if err != nil {
-				return Result{Message: "Http action: client certificate: " + err.Error()}
-			}
-			client = c
-		case "activedirectoryoauth":
-			tok, err := e.tokens.get(ctx, e.client, e.authority, auth)
-			if err != nil {
-				return Result{Message: "Http action: ActiveDirectoryOAuth token: " + err.Error()}
-			}
-			req.Header.Set("Authorization", "Bearer "+tok)
-		case "", "notspecified":
-		default:
-			return Result{Message: fmt.Sprintf("Http action: unknown authentication type %q", auth.Type)}
-		}
-	}
-
-	resp, err := client.Do(req)
-	if err != nil {
-		if errors.Is(err, context.DeadlineExceeded) && ctx.Err() != nil {
-			return Result{Message: fmt.Sprintf("Http action: the request timed out after %s", e.timeout)}
-		}
-		return Result{Message: "Http action: request failed: " + redactURLError(err)}
-	}
+// capture turns a response into a Result: the status line and up to MaxMessageBody bytes of the
+// body (the rest drained a little so the connection can be reused). ok says which statuses are a
+// success.
+func capture(resp *http.Response, ok func(status int) bool) Result {
 	defer func() { _ = resp.Body.Close() }()
 	head, err := io.ReadAll(io.LimitReader(resp.Body, MaxMessageBody))
 	// Drain a little more so the connection can be reused; give up on huge bodies.
@@ -261,7 +213,20 @@ func (e *Executor) doHTTP(ctx context.Context, a Attempt) Result {
 	if err != nil {
 		msg += "\n(reading the response failed: " + err.Error() + ")"
 	}
-	return Result{Success: resp.StatusCode >= 200 && resp.StatusCode < 300, StatusCode: resp.StatusCode, Message: msg}
+	return Result{Success: ok(resp.StatusCode), StatusCode: resp.StatusCode, Message: msg}
+}
+
+// send sends req with client and captures the response; what names the action in messages
+// ("Http action"). A transport error is reported without the URL's query string.
+func (e *Executor) send(ctx context.Context, client *http.Client, req *http.Request, what string, ok func(int) bool) Result {
+	resp, err := client.Do(req)
+	if err != nil {
+		if ctx.Err() != nil && errors.Is(err, context.DeadlineExceeded) {
+			return Result{Message: fmt.Sprintf("%s: the request timed out after %s", what, e.timeout)}
+		}
+		return Result{Message: what + ": request failed: " + redactURLError(err)}
+	}
+	return capture(resp, ok)
 }
 
 // redactURLError keeps the cause of a transport error without the URL's query string, which may

@@ -66,7 +66,7 @@ var expected = time.Date(2026, 5, 4, 10, 30, 0, 0, time.UTC)
 
 func attempt(typ string, req *wire.HTTPRequest) action.Attempt {
 	return action.Attempt{
-		Type: typ, Request: req,
+		Action:       &wire.JobErrorAction{Type: typ, Request: req},
 		ExecutionTag: "tag-1", ClientRequestID: "req-1", ExpectedExecution: expected,
 		JobID:           "/subscriptions/s/resourceGroups/rg/providers/Microsoft.Scheduler/jobCollections/c/jobs/j",
 		JobCollectionID: "/subscriptions/s/resourceGroups/rg/providers/Microsoft.Scheduler/jobCollections/c",
@@ -134,8 +134,8 @@ func TestHTTPConnectionRefusedAndUnsupportedType(t *testing.T) {
 	if res.Success || res.StatusCode != 0 || !strings.HasPrefix(res.Message, "Http action: request failed: Post: dial tcp") {
 		t.Fatalf("result = %+v", res)
 	}
-	res = e.Do(t.Context(), attempt("ServiceBusQueue", nil))
-	if res != (action.Result{Message: "ServiceBusQueue actions are not supported by this daemon"}) {
+	res = e.Do(t.Context(), attempt("Ftp", nil))
+	if res != (action.Result{Message: "Ftp actions are not supported by this daemon"}) {
 		t.Fatalf("result = %+v", res)
 	}
 }

@@ -42,7 +42,7 @@ func (s *Server) listCollections(w http.ResponseWriter, r *http.Request, rt rout
 	if err != nil {
 		return s.storeError(r.Context(), "the job collections", err)
 	}
-	out := wire.JobCollectionListResult{Value: []wire.JobCollectionDefinition{}, NextLink: nextLink(r, p, len(cs))}
+	out := wire.JobCollectionListResult{Value: []wire.JobCollectionDefinition{}, NextLink: s.nextLink(r, p, len(cs))}
 	for i, c := range cs {
 		if i == p.top {
 			break

@@ -184,3 +184,20 @@ func TestSamePatchFortyTimes(t *testing.T) {
 	}
 	unchanged(t, h, before, versions)
 }
+
+// TestMonthlyOccurrenceSpelledAsTheSwagger: the 2016-03-01 swagger (and Azure's SDKs) spell the
+// member "Occurrence"; both spellings are read, "Occurrence" is written, both at once are a 400.
+func TestMonthlyOccurrenceSpelledAsTheSwagger(t *testing.T) {
+	h := newHarness(t)
+	h.collection(collPath, `{"sku":{"name":"Standard"}}`)
+	for i, member := range []string{"occurrence", "Occurrence", "OCCURRENCE"} {
+		body := `{"properties":{"startTime":"2026-12-01T10:00:00Z","action":{"type":"Https","request":{"uri":"https://example.com/x","method":"GET"}},` +
+			`"recurrence":{"frequency":"Month","schedule":{"monthlyOccurrences":[{"day":"friday","` + member + `":-1}]}}}}`
+		path := collPath + "/jobs/m" + string(rune('0'+i)) + apiVersion
+		for _, r := range []response{h.must(http.StatusCreated, http.MethodPut, path, body), h.must(http.StatusOK, http.MethodGet, path, nil)} {
+			if !strings.Contains(string(r.body), `"monthlyOccurrences":[{"day":"Friday","Occurrence":-1}]`) {
+				t.Errorf("sent %q, read back %s", member, r.body)
+			}
+		}
+	}
+}

@@ -95,7 +95,7 @@ func (s *Server) listJobs(w http.ResponseWriter, r *http.Request, rt route, _ *r
 	if err != nil {
 		return s.storeError(ctx, "the jobs", err)
 	}
-	out := wire.JobListResult{Value: []wire.JobDefinition{}, NextLink: nextLink(r, p, len(jobs))}
+	out := wire.JobListResult{Value: []wire.JobDefinition{}, NextLink: s.nextLink(r, p, len(jobs))}
 	for i, j := range jobs {
 		if i == p.top {
 			break
@@ -122,6 +122,9 @@ func (s *Server) putJob(w http.ResponseWriter, r *http.Request, rt route, info *
 	if def.Properties == nil {
 		return badRequest("properties: is required")
 	}
+	if e := refuseSealed(def.Properties); e != nil {
+		return e
+	}
 	// saveJob changes the properties it gets: the first attempt takes the decoded ones, a retry
 	// after a lost race decodes the body again.
 	decoded := def.Properties
@@ -147,6 +150,9 @@ func (s *Server) patchJob(w http.ResponseWriter, r *http.Request, rt route, info
 	if err := wire.Decode(body, &def); err != nil {
 		return decodeProblems(err)
 	}
+	if e := refuseSealed(def.Properties); e != nil {
+		return e
+	}
 	patch, err := rawProperties(body)
 	if err != nil {
 		return badRequest("%v", err)
@@ -156,7 +162,7 @@ func (s *Server) patchJob(w http.ResponseWriter, r *http.Request, rt route, info
 		if err != nil {
 			return nil, &apiError{http.StatusInternalServerError, codeInternal, "reading the stored job failed"}
 		}
-		if err := s.box.OpenJob(&base); err != nil {
+		if err := s.box.OpenJob(&base, old.Key); err != nil {
 			s.log.Error("opening a stored job's secrets failed", "job_id", old.ID, "error", err.Error())
 			return nil, &apiError{http.StatusInternalServerError, codeInternal, "the stored job's secrets cannot be opened with this daemon's secret key"}
 		}
@@ -169,6 +175,16 @@ func (s *Server) patchJob(w http.ResponseWriter, r *http.Request, rt route, info
 		}
 		return &merged, nil
 	})
+}
+
+// refuseSealed answers 400 naming the field when a client sends a secret that looks sealed
+// ("sealed:..."): a sealed value is the daemon's own, and one read out of a database must never
+// become another job's secret.
+func refuseSealed(p *wire.JobProperties) *apiError {
+	if f := secret.ClientSealed(p); f != "" {
+		return badRequest("%s: a value starting with %q is not accepted: send the secret itself", f, secret.Prefix)
+	}
+	return nil
 }
 
 // dropReplacedAuthentication removes a stored authentication that a patch replaces with another
@@ -259,7 +275,7 @@ func (s *Server) saveJob(w http.ResponseWriter, r *http.Request, rt route, info 
 		}
 		props.State = ""
 		status.NextExecutionTime, state = nextExecution(rule, state, coll.Properties.State, old, now)
-		if err := s.box.SealJob(props); err != nil {
+		if err := s.box.SealJob(props, rt.key); err != nil {
 			return &apiError{http.StatusInternalServerError, codeInternal, "sealing the job's secrets failed"}
 		}
 		params := store.JobPutParams{
@@ -408,7 +424,7 @@ func (s *Server) listHistory(w http.ResponseWriter, r *http.Request, rt route, i
 	if err != nil {
 		return s.storeError(ctx, "the job's history", err)
 	}
-	out := wire.JobHistoryListResult{Value: []wire.JobHistoryDefinition{}, NextLink: nextLink(r, p, len(hs))}
+	out := wire.JobHistoryListResult{Value: []wire.JobHistoryDefinition{}, NextLink: s.nextLink(r, p, len(hs))}
 	for i, h := range hs {
 		if i == p.top {
 			break

@@ -183,7 +183,7 @@ func TestSecretsAreWriteOnly(t *testing.T) {
 	// PATCH without the password keeps the stored one.
 	h.must(200, http.MethodPatch, jobPath, `{"properties":{"action":{"request":{"authentication":{"username":"bob"}}}}}`)
 	p := h.storedJob("j1").Properties
-	if err := h.box.OpenJob(&p); err != nil {
+	if err := h.box.OpenJob(&p, h.storedJob("j1").Key); err != nil {
 		t.Fatal(err)
 	}
 	if a := p.Action.Request.Authentication; a.Username != "bob" || a.Password != "hunter2" {
@@ -248,7 +248,7 @@ func TestClientCertificate(t *testing.T) {
 		"type":                      "ClientCertificate",
 		"certificateThumbprint":     strings.ToUpper(hex.EncodeToString(sum[:])),
 		"certificateExpirationDate": notAfter.Format(time.RFC3339),
-		"certificateSubjectName":    "CN=scheduler-client,O=Contoso",
+		"certificateSubjectName":    "CN=scheduler-client, O=Contoso",
 	}
 	m, _ := auth.(map[string]any)
 	if len(m) != len(want) {
@@ -310,11 +310,11 @@ func TestPatchAuthenticationType(t *testing.T) {
 	pfx, _, _ := selfSignedPfx(t, "")
 	r = h.must(200, http.MethodPatch, jobPath, `{"properties":{"action":{"request":{"authentication":{"type":"clientcertificate","pfx":"`+pfx+`"}}}}}`)
 	if a := get(r.json(t), "properties", "action", "request", "authentication"); get(a, "username") != nil || get(a, "type") != "ClientCertificate" ||
-		get(a, "certificateSubjectName") != "CN=scheduler-client,O=Contoso" {
+		get(a, "certificateSubjectName") != "CN=scheduler-client, O=Contoso" {
 		t.Fatalf("authentication after the patch %v", a)
 	}
 	p := h.storedJob("j1").Properties
-	if err := h.box.OpenJob(&p); err != nil {
+	if err := h.box.OpenJob(&p, h.storedJob("j1").Key); err != nil {
 		t.Fatal(err)
 	}
 	if a := p.Action.Request.Authentication; a.Password != "" || a.Username != "" || a.Pfx != pfx {

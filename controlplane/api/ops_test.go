@@ -125,13 +125,13 @@ func TestPreview(t *testing.T) {
 	h := newHarness(t)
 	r := h.do(http.MethodPost, "/preview/occurrences?count=3&now=2015-04-08T13:00:00Z", adminToken,
 		`{"properties":{"startTime":"2015-04-07T14:00:00Z","recurrence":{"frequency":"Day","interval":2}}}`)
-	if r.status != 200 || string(r.body) != `{"value":["2015-04-09T14:00:00Z","2015-04-11T14:00:00Z","2015-04-13T14:00:00Z"]}` {
+	if r.status != 200 || string(r.body) != `{"value":["2015-04-09T14:00:00Z","2015-04-11T14:00:00Z","2015-04-13T14:00:00Z"],"describe":"at 14:00 every 2 days, from 2015-04-07 14:00"}` {
 		t.Fatalf("preview: %d %s", r.status, r.body)
 	}
 	// Bare properties, the fake clock as now, a zone.
 	r = h.do(http.MethodPost, "/preview/occurrences?count=2", subAToken,
 		`{"startTime":"2026-11-19T09:00:00","recurrence":{"frequency":"Day","timeZone":"Europe/Berlin"}}`)
-	if r.status != 200 || string(r.body) != `{"value":["2026-11-19T09:00:00+01:00","2026-11-20T09:00:00+01:00"]}` {
+	if r.status != 200 || string(r.body) != `{"value":["2026-11-19T09:00:00+01:00","2026-11-20T09:00:00+01:00"],"describe":"at 09:00 every day, from 2026-11-19 09:00, Europe/Berlin"}` {
 		t.Fatalf("preview in a zone: %d %s", r.status, r.body)
 	}
 	r = h.do(http.MethodPost, "/preview/occurrences", adminToken, `{"recurrence":{"frequency":"Month","schedule":{"monthDays":[32]}}}`)

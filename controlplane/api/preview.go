@@ -15,7 +15,8 @@ const maxPreview = 1000
 
 // preview answers POST /preview/occurrences?count=N[&now=RFC3339] with the next N executions of
 // the job in the body (a job definition {"properties":{...}} or its bare properties) as the
-// engine computes them for a job created at now: {"value":["2015-04-09T14:00:00Z", ...]}.
+// engine computes them for a job created at now, in the rule's zone, and the rule in words
+// (recurrence.Describe): {"value":["2015-04-09T14:00:00Z", ...],"describe":"at 14:00 every 2 days, ..."}.
 func (s *Server) preview(w http.ResponseWriter, r *http.Request) *apiError {
 	if r.Method != http.MethodPost {
 		return &apiError{http.StatusMethodNotAllowed, codeBadRequest, "use POST"}
@@ -67,8 +68,9 @@ func (s *Server) preview(w http.ResponseWriter, r *http.Request) *apiError {
 		return badRequest("%v", err)
 	}
 	out := struct {
-		Value []string `json:"value"`
-	}{Value: []string{}}
+		Value    []string `json:"value"`
+		Describe string   `json:"describe"`
+	}{Value: []string{}, Describe: recurrence.Describe(rule)}
 	for _, t := range rule.Occurrences(now, 0, count) {
 		out.Value = append(out.Value, t.In(rule.Location()).Format(time.RFC3339))
 	}

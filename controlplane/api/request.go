@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"mime"
+	"net"
 	"net/http"
 	"net/url"
 	"regexp"
@@ -129,14 +130,25 @@ func parsePage(r *http.Request, field string, canon func(string) (string, bool))
 }
 
 // nextLink is the absolute URL of the page after one of n items (fetched with top+1 to know
-// whether there is more); "" when there is no more.
-func nextLink(r *http.Request, p page, n int) string {
+// whether there is more); "" when there is no more. Its scheme and host come from the configured
+// public URL, else from the local address the connection arrived on, never from the request's
+// Host header (which the client chooses: a forged Host would send the next page's request, token
+// and all, wherever it names).
+func (s *Server) nextLink(r *http.Request, p page, n int) string {
 	if n <= p.top {
 		return ""
 	}
-	scheme := "http"
-	if r.TLS != nil {
-		scheme = "https"
+	base := s.publicURL
+	if base == "" {
+		scheme := "http"
+		if r.TLS != nil {
+			scheme = "https"
+		}
+		addr, _ := r.Context().Value(http.LocalAddrContextKey).(net.Addr)
+		if addr == nil {
+			return ""
+		}
+		base = scheme + "://" + addr.String()
 	}
 	q := url.Values{}
 	for k, v := range r.URL.Query() {
@@ -145,6 +157,5 @@ func nextLink(r *http.Request, p page, n int) string {
 		}
 	}
 	q.Set("$skip", strconv.Itoa(p.skip+p.top))
-	u := url.URL{Scheme: scheme, Host: r.Host, Path: r.URL.Path, RawPath: r.URL.RawPath, RawQuery: q.Encode()}
-	return u.String()
+	return base + r.URL.EscapedPath() + "?" + q.Encode()
 }

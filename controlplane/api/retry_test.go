@@ -79,7 +79,7 @@ func TestPutRetriesAfterAConcurrentWrite(t *testing.T) {
 	if !secret.IsSealed(stored) {
 		t.Fatalf("stored password %q is not sealed", stored)
 	}
-	if err := h.box.OpenJob(&p); err != nil {
+	if err := h.box.OpenJob(&p, j.Key); err != nil {
 		t.Fatal(err)
 	}
 	rq := p.Action.Request

@@ -41,6 +41,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 	"time"
@@ -82,6 +83,9 @@ type Config struct {
 	Gatherer   prometheus.Gatherer
 	// MaxInFlight bounds concurrent API requests; more get 503 ServerBusy. 0: 256.
 	MaxInFlight int
+	// PublicURL is the URL clients reach the API at (scheme, host, optional path prefix), used to
+	// build nextLink; "": the scheme and local address the request's connection arrived on.
+	PublicURL string
 }
 
 // Server serves the API. It is an http.Handler.
@@ -94,8 +98,10 @@ type Server struct {
 	tokens   *Tokens
 	gatherer prometheus.Gatherer
 	inflight chan struct{}
-	requests *prometheus.CounterVec
-	duration *prometheus.HistogramVec
+	// publicURL is Config.PublicURL without a trailing slash.
+	publicURL string
+	requests  *prometheus.CounterVec
+	duration  *prometheus.HistogramVec
 }
 
 // New returns a Server.
@@ -113,6 +119,13 @@ func New(cfg Config) (*Server, error) {
 	s := &Server{
 		store: cfg.Store, disp: cfg.Dispatcher, box: cfg.Secrets, clock: cfg.Clock, log: cfg.Logger,
 		tokens: cfg.Tokens, gatherer: cfg.Gatherer,
+	}
+	if cfg.PublicURL != "" {
+		u, err := url.Parse(cfg.PublicURL)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.RawQuery != "" || u.Fragment != "" || u.User != nil {
+			return nil, fmt.Errorf("api: public URL %q: want http(s)://host[:port][/prefix]", cfg.PublicURL)
+		}
+		s.publicURL = strings.TrimRight(u.String(), "/")
 	}
 	if s.clock == nil {
 		s.clock = clock.Real{}

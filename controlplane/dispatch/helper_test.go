@@ -224,7 +224,7 @@ func (e *env) putJob(name string, props wire.JobProperties, state string) *store
 			next = at
 		}
 	}
-	if err := e.box.SealJob(&props); err != nil {
+	if err := e.box.SealJob(&props, store.JobKey{CollectionKey: e.coll.Key, Name: name}); err != nil {
 		e.t.Fatal(err)
 	}
 	props.State = state

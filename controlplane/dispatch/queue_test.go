@@ -1,7 +1,6 @@
 package dispatch_test
 
 import (
-	"encoding/base64"
 	"encoding/xml"
 	"io"
 	"net/http"
@@ -36,12 +35,12 @@ func newFakeQueueService(t *testing.T) (*httptest.Server, chan queuePost) {
 			http.Error(w, "bad body", http.StatusBadRequest)
 			return
 		}
-		raw, err := base64.StdEncoding.DecodeString(m.MessageText)
-		if err != nil || xml.Unmarshal(raw, &p.Envelope) != nil {
+		env, err := action.ParseQueueEnvelope(m.MessageText)
+		if err != nil {
 			http.Error(w, "bad message", http.StatusBadRequest)
 			return
 		}
-		p.Envelope.XMLName = xml.Name{}
+		p.Envelope = env
 		posts <- p
 		w.WriteHeader(http.StatusCreated)
 	}))

@@ -151,9 +151,7 @@ func (d *Dispatcher) work(attemptCtx context.Context, t task) (*recordOp, bool) 
 
 // ResourceIDs returns the ARM IDs of a job and of its collection.
 func ResourceIDs(k store.JobKey) (job, collection string) {
-	collection = "/subscriptions/" + k.Subscription + "/resourceGroups/" + k.ResourceGroup +
-		"/providers/Microsoft.Scheduler/jobCollections/" + k.CollectionKey.Name
-	return collection + "/jobs/" + k.Name, collection
+	return k.ID(), k.CollectionKey.ID()
 }
 
 // attempt makes one attempt and returns what to record; ok is false when the attempt was cut
@@ -164,7 +162,7 @@ func (d *Dispatcher) attempt(ctx context.Context, t task) (*recordOp, bool) {
 	if x.Phase == store.ActionMain && x.Attempt == 0 {
 		d.m.lateness.Observe(max(start.Sub(x.Scheduled), 0).Seconds())
 	}
-	props, err := openSecrets(d.box, t.job.Properties)
+	props, err := openSecrets(d.box, t.job.Properties, t.job.Key)
 	var res action.Result
 	if err != nil {
 		res = action.Result{Message: "the job's secrets cannot be opened: " + err.Error()}
@@ -251,8 +249,9 @@ func policy(p wire.JobProperties, phase string) retry.Policy {
 	return pol
 }
 
-// openSecrets returns a copy of p with its secrets opened; p (shared) is left sealed.
-func openSecrets(box *secret.Box, p wire.JobProperties) (wire.JobProperties, error) {
+// openSecrets returns a copy of p with its secrets opened for the job owner (a value sealed for
+// another job does not open: the attempt fails); p (shared) is left sealed.
+func openSecrets(box *secret.Box, p wire.JobProperties, owner store.JobKey) (wire.JobProperties, error) {
 	sealed := false
 	for _, f := range secret.Fields(&p) {
 		if *f != "" {
@@ -263,59 +262,9 @@ func openSecrets(box *secret.Box, p wire.JobProperties) (wire.JobProperties, err
 	if !sealed {
 		return p, nil
 	}
-	if p.Action != nil {
-		a := *p.Action
-		a.Request = copyRequest(a.Request)
-		a.QueueMessage = copyPtr(a.QueueMessage)
-		a.ServiceBusQueueMessage = copySBQueue(a.ServiceBusQueueMessage)
-		a.ServiceBusTopicMessage = copySBTopic(a.ServiceBusTopicMessage)
-		if a.ErrorAction != nil {
-			e := *a.ErrorAction
-			e.Request = copyRequest(e.Request)
-			e.QueueMessage = copyPtr(e.QueueMessage)
-			e.ServiceBusQueueMessage = copySBQueue(e.ServiceBusQueueMessage)
-			e.ServiceBusTopicMessage = copySBTopic(e.ServiceBusTopicMessage)
-			a.ErrorAction = &e
-		}
-		p.Action = &a
-	}
-	if err := box.OpenJob(&p); err != nil {
-		return wire.JobProperties{}, fmt.Errorf("open secrets: %w", err)
+	p.Action = p.Action.Clone()
+	if err := box.OpenJob(&p, owner); err != nil {
+		return wire.JobProperties{}, err
 	}
 	return p, nil
-}
-
-func copyPtr[T any](p *T) *T {
-	if p == nil {
-		return nil
-	}
-	c := *p
-	return &c
-}
-
-func copyRequest(r *wire.HTTPRequest) *wire.HTTPRequest {
-	if r == nil {
-		return nil
-	}
-	c := *r
-	c.Authentication = copyPtr(r.Authentication)
-	return &c
-}
-
-func copySBQueue(m *wire.ServiceBusQueueMessage) *wire.ServiceBusQueueMessage {
-	if m == nil {
-		return nil
-	}
-	c := *m
-	c.Authentication = copyPtr(m.Authentication)
-	return &c
-}
-
-func copySBTopic(m *wire.ServiceBusTopicMessage) *wire.ServiceBusTopicMessage {
-	if m == nil {
-		return nil
-	}
-	c := *m
-	c.Authentication = copyPtr(m.Authentication)
-	return &c
 }

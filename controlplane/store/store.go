@@ -202,6 +202,7 @@ type Driver interface {
 	HistoryList(ctx context.Context, params HistoryListParams) ([]*HistoryEntry, error)
 
 	Dispatch
+	Maintenance
 	Leadership
 
 	Close() error

@@ -3,6 +3,8 @@ package client
 import (
 	"fmt"
 	"strings"
+
+	"github.com/schedulerhq/terraform-provider-scheduler/internal/arm"
 )
 
 // CollectionID names a job collection; its String form is the ARM id
@@ -21,13 +23,12 @@ type JobID struct {
 
 // String returns the ARM id of the collection.
 func (id CollectionID) String() string {
-	return "/subscriptions/" + id.Subscription + "/resourceGroups/" + id.ResourceGroup +
-		"/providers/Microsoft.Scheduler/jobCollections/" + id.Name
+	return arm.CollectionID(id.Subscription, id.ResourceGroup, id.Name)
 }
 
 // String returns the ARM id of the job.
 func (id JobID) String() string {
-	return id.CollectionID.String() + "/jobs/" + id.Name
+	return arm.JobID(id.Subscription, id.ResourceGroup, id.CollectionID.Name, id.Name)
 }
 
 // path is the URL path of the collection, each name escaped.

@@ -2,6 +2,8 @@ package jobdef
 
 import (
 	"crypto/sha1" //nolint:gosec // the certificate thumbprint is SHA-1 by definition, not a security use
+	"crypto/x509/pkix"
+	"encoding/asn1"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -17,7 +19,7 @@ import (
 type Certificate struct {
 	Thumbprint  string    // SHA-1 of the DER certificate, hex upper case
 	NotAfter    time.Time // the expiration date
-	SubjectName string    // the subject's distinguished name, e.g. "CN=client"
+	SubjectName string    // the subject's distinguished name as Azure shows it (SubjectName)
 }
 
 // ParseCertificate decodes a base64 PKCS#12 file with its password and describes its certificate.
@@ -38,8 +40,61 @@ func ParseCertificate(pfx, password string) (Certificate, error) {
 	return Certificate{
 		Thumbprint:  strings.ToUpper(hex.EncodeToString(sum[:])),
 		NotAfter:    cert.NotAfter.UTC(),
-		SubjectName: cert.Subject.String(),
+		SubjectName: SubjectName(cert.RawSubject),
 	}, nil
+}
+
+// dnLabels are the attribute names .NET's X500DistinguishedName (and so Azure's
+// certificateSubjectName) uses; another attribute is shown as OID.<dotted oid>.
+var dnLabels = map[string]string{
+	"2.5.4.3":                    "CN",
+	"2.5.4.4":                    "SN",
+	"2.5.4.5":                    "SERIALNUMBER",
+	"2.5.4.6":                    "C",
+	"2.5.4.7":                    "L",
+	"2.5.4.8":                    "S",
+	"2.5.4.9":                    "STREET",
+	"2.5.4.10":                   "O",
+	"2.5.4.11":                   "OU",
+	"2.5.4.12":                   "T",
+	"2.5.4.42":                   "G",
+	"2.5.4.43":                   "I",
+	"1.2.840.113549.1.9.1":       "E",
+	"0.9.2342.19200300.100.1.25": "DC",
+}
+
+// SubjectName formats a DER-encoded distinguished name as Azure Scheduler's
+// certificateSubjectName does (.NET's X509Certificate2.Subject): the relative names last encoded
+// first, separated by ", " ("CN=x, OU=y, O=z, S=st, C=US"), the attributes of a multi-valued one
+// joined by " + ", and a value holding a separator, a quote or surrounding spaces in double quotes
+// (inner quotes doubled). A name that cannot be decoded is shown as Go's pkix formats it.
+func SubjectName(raw []byte) string {
+	var seq pkix.RDNSequence
+	if rest, err := asn1.Unmarshal(raw, &seq); err != nil || len(rest) > 0 {
+		return fmt.Sprintf("#%X", raw)
+	}
+	parts := make([]string, 0, len(seq))
+	for i := len(seq) - 1; i >= 0; i-- {
+		avs := make([]string, 0, len(seq[i]))
+		for _, atv := range seq[i] {
+			label, ok := dnLabels[atv.Type.String()]
+			if !ok {
+				label = "OID." + atv.Type.String()
+			}
+			avs = append(avs, label+"="+dnValue(fmt.Sprint(atv.Value)))
+		}
+		parts = append(parts, strings.Join(avs, " + "))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// dnValue quotes a value as .NET does when it holds a character with a meaning in a
+// distinguished name or begins or ends with a space.
+func dnValue(v string) string {
+	if v == "" || (!strings.ContainsAny(v, ",+=\"\n<>#;") && strings.TrimSpace(v) == v) {
+		return v
+	}
+	return `"` + strings.ReplaceAll(v, `"`, `""`) + `"`
 }
 
 // authentications returns the job's request authentications (action and error action).

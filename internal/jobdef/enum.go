@@ -1,6 +1,7 @@
 package jobdef
 
 import (
+	"slices"
 	"strings"
 
 	"github.com/schedulerhq/terraform-provider-scheduler/internal/wire"
@@ -177,3 +178,29 @@ func NormalizeCollection(p *wire.JobCollectionProperties) {
 		canon(&p.Quota.MaxRecurrence.Frequency, frequencies)
 	}
 }
+
+// The enum lists, for the provider's schema validators and documentation: each a fresh copy.
+
+// ActionTypes returns the action types: Http, Https, StorageQueue, ServiceBusQueue, ServiceBusTopic.
+func ActionTypes() []string { return slices.Clone(actionTypes) }
+
+// Frequencies returns the recurrence frequencies: Minute, Hour, Day, Week, Month.
+func Frequencies() []string { return slices.Clone(frequencies) }
+
+// WeekDays returns the day names, Monday first.
+func WeekDays() []string { return slices.Clone(weekDays) }
+
+// HTTPMethods returns the methods an Http(s) action may use.
+func HTTPMethods() []string { return slices.Clone(httpMethods) }
+
+// RetryTypes returns the retry policy types: None, Fixed.
+func RetryTypes() []string { return slices.Clone(retryTypes) }
+
+// TransportTypes returns the Service Bus transport types: NotSpecified, NetMessaging, AMQP.
+func TransportTypes() []string { return slices.Clone(transportTypes) }
+
+// ServiceBusAuthTypes returns the Service Bus authentication types: NotSpecified, SharedAccessKey.
+func ServiceBusAuthTypes() []string { return slices.Clone(sbAuthTypes) }
+
+// HistoryStatuses returns the history statuses: Completed, Failed, Postponed.
+func HistoryStatuses() []string { return slices.Clone(historyStatuses) }

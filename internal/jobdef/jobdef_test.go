@@ -125,7 +125,7 @@ func TestValidateAndNormalizeAcceptsSDKShapes(t *testing.T) {
 	}
 	want := `{"startTime":"2026-12-01T08:00:00+02:00","action":{"type":"Https","request":{"authentication":{"type":"HttpAuthentication"},"uri":"https://e.com/x","method":"POST","headers":{"X-A":"1"}},` +
 		`"retryPolicy":{"retryType":"Fixed","retryInterval":"00:01:00","retryCount":2}},` +
-		`"recurrence":{"frequency":"Month","endTime":"2027-06-01T00:00:00+02:00","schedule":{"monthlyOccurrences":[{"day":"Friday","occurrence":-1}]}},"state":"Enabled"}`
+		`"recurrence":{"frequency":"Month","endTime":"2027-06-01T00:00:00+02:00","schedule":{"monthlyOccurrences":[{"day":"Friday","Occurrence":-1}]}},"state":"Enabled"}`
 	if string(b) != want {
 		t.Fatalf("normalized\n%s\nwant\n%s", b, want)
 	}

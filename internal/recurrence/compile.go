@@ -231,7 +231,7 @@ func compileSchedule(r *Rule, s *wire.JobRecurrenceSchedule, freqOK bool, add fu
 			case n <= -1 && n >= -5:
 				bit = 1 << (-n + 4)
 			default:
-				bad(path+".occurrence", "%d is outside -5..-1, 1..5", n)
+				bad(path+".Occurrence", "%d is outside -5..-1, 1..5", n)
 				continue
 			}
 		}

@@ -92,9 +92,9 @@ func TestValidation(t *testing.T) {
 			wire.Problems{
 				{Path: "recurrence.schedule.monthlyOccurrences[0].day", Message: "required: one of Monday, Tuesday, Wednesday, Thursday, Friday, Saturday, Sunday"},
 				{Path: "recurrence.schedule.monthlyOccurrences[1].day", Message: `"Caturday" is not a day of the week: one of Monday, Tuesday, Wednesday, Thursday, Friday, Saturday, Sunday`},
-				{Path: "recurrence.schedule.monthlyOccurrences[2].occurrence", Message: "6 is outside -5..-1, 1..5"},
-				{Path: "recurrence.schedule.monthlyOccurrences[3].occurrence", Message: "0 is outside -5..-1, 1..5"},
-				{Path: "recurrence.schedule.monthlyOccurrences[4].occurrence", Message: "-6 is outside -5..-1, 1..5"}}},
+				{Path: "recurrence.schedule.monthlyOccurrences[2].Occurrence", Message: "6 is outside -5..-1, 1..5"},
+				{Path: "recurrence.schedule.monthlyOccurrences[3].Occurrence", Message: "0 is outside -5..-1, 1..5"},
+				{Path: "recurrence.schedule.monthlyOccurrences[4].Occurrence", Message: "-6 is outside -5..-1, 1..5"}}},
 		{"monthlyOccurrences with Day", start, `{"frequency":"Day","schedule":{"monthlyOccurrences":[{"day":"friday"}]}}`,
 			wire.Problems{{Path: "recurrence.schedule.monthlyOccurrences", Message: "allowed only with frequency Month, not Day"}}},
 		{"all problems at once", "2015-04-07T14:25Z", `{"frequency":"Month","interval":0,"count":-3,"schedule":{"minutes":[1,2,60],"monthDays":[5,6,32]}}`,

@@ -205,7 +205,7 @@ type JobRecurrenceSchedule struct {
 // JobRecurrenceScheduleMonthlyOccurrence is "the Nth weekday of the month".
 type JobRecurrenceScheduleMonthlyOccurrence struct {
 	Day        string `json:"day,omitempty"`
-	Occurrence *int   `json:"occurrence,omitempty"`
+	Occurrence *int   `json:"Occurrence,omitempty"` // spelled so in the 2016-03-01 swagger; "occurrence" is accepted too
 }
 
 // JobStatus is read-only execution state.

@@ -1,7 +1,9 @@
 // Command schedulerd is the Scheduler control-plane daemon.
 //
-//	schedulerd serve [flags]                                   run the daemon
-//	schedulerd occurrences [--now RFC3339] [--count N] [FILE|-]  print a job's next executions
+//	schedulerd serve [flags]
+//	    run the daemon
+//	schedulerd occurrences [--now RFC3339] [--count N] [--zone] [--describe] [FILE|-]
+//	    print a job's (or a bare recurrence's) next executions
 package main
 
 import (
@@ -14,8 +16,10 @@ import (
 )
 
 const usage = `usage:
-  schedulerd serve [flags]                                     run the daemon
-  schedulerd occurrences [--now RFC3339] [--count N] [FILE|-]  print a job's next executions
+  schedulerd serve [flags]
+      run the daemon
+  schedulerd occurrences [--now RFC3339] [--count N] [--zone] [--describe] [FILE|-]
+      print a job's (or a bare recurrence's) next executions
 `
 
 func main() {

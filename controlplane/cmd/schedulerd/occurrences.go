@@ -13,6 +13,7 @@ import (
 
 	"github.com/schedulerhq/terraform-provider-scheduler/internal/clock"
 	"github.com/schedulerhq/terraform-provider-scheduler/internal/jobdef"
+	"github.com/schedulerhq/terraform-provider-scheduler/internal/recurrence"
 	"github.com/schedulerhq/terraform-provider-scheduler/internal/wire"
 )
 
@@ -23,13 +24,16 @@ const maxOccurrences = 10000
 // for whitespace and read-only fields.
 const maxJobFile = 1 << 20
 
-// runOccurrences is `schedulerd occurrences [--now RFC3339] [--count N] [FILE|-]`: it reads one job
-// as Azure JSON ({"properties":{...}} or the bare properties object) from FILE or stdin, validates
-// it as the daemon does, and prints its next N executions (SPEC 4.3, for a job created at now that
-// has not executed yet) as RFC 3339 UTC, one per line, nothing else. The job's state is not
-// consulted: this previews the schedule. Exit codes: 0 (also when nothing is left to run), 2 for
-// bad usage or an invalid job (one "path: message" line per problem on stderr), 1 when the file
-// cannot be read.
+// runOccurrences is `schedulerd occurrences [--now RFC3339] [--count N] [--zone] [--describe]
+// [FILE|-]`: it reads one job as Azure JSON ({"properties":{...}}, the bare properties object, or
+// a bare recurrence {"frequency":...}) from FILE or stdin, validates it as the daemon does, and
+// prints its next N executions (SPEC 4.3, for a job created at now that has not executed yet) as
+// RFC 3339, one per line: in UTC, or with --zone in the rule's zone with its offset (as the
+// provider and POST /preview/occurrences print them). --describe first prints the rule in words
+// (recurrence.Describe) on a line of its own. A job without an action previews its schedule only:
+// startTime and recurrence are checked, the action is not. The job's state is not consulted.
+// Exit codes: 0 (also when nothing is left to run), 2 for bad usage or an invalid job (one
+// "path: message" line per problem on stderr), 1 when the file cannot be read.
 func runOccurrences(_ context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	return occurrences(args, stdin, stdout, stderr, clock.Real{})
 }
@@ -39,8 +43,10 @@ func occurrences(args []string, stdin io.Reader, stdout, stderr io.Writer, clk c
 	fs.SetOutput(stderr)
 	nowFlag := fs.String("now", "", "the clock as RFC 3339, also the creation time of a job without startTime (default: the real clock)")
 	count := fs.Int("count", 10, fmt.Sprintf("how many executions to print, 1..%d", maxOccurrences))
+	inZone := fs.Bool("zone", false, "print the executions in the rule's zone (timeZone, else startTime's offset) instead of UTC")
+	describe := fs.Bool("describe", false, "print the rule in words on the first line")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: schedulerd occurrences [--now RFC3339] [--count N] [FILE|-]")
+		fmt.Fprintln(stderr, "usage: schedulerd occurrences [--now RFC3339] [--count N] [--zone] [--describe] [FILE|-]")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -77,14 +83,27 @@ func occurrences(args []string, stdin io.Reader, stdout, stderr io.Writer, clk c
 	}
 	props, prefix, ps := decodeJob(data)
 	if len(ps) == 0 {
-		rule, vps := jobdef.Validate(props, now)
+		rule, vps := validateSchedule(props, now)
 		for _, p := range vps {
+			if prefix == bareRecurrence {
+				// The document is the recurrence: paths relative to it.
+				ps = append(ps, wire.Problem{Path: strings.TrimPrefix(strings.TrimPrefix(p.Path, "recurrence"), "."), Message: p.Message})
+				continue
+			}
 			ps = append(ps, wire.Problem{Path: join(prefix, p.Path), Message: p.Message})
 		}
 		if len(ps) == 0 {
 			var out strings.Builder
+			if *describe {
+				out.WriteString(recurrence.Describe(rule))
+				out.WriteByte('\n')
+			}
+			loc := time.UTC
+			if *inZone {
+				loc = rule.Location()
+			}
 			for _, t := range rule.Occurrences(now, 0, *count) {
-				out.WriteString(t.UTC().Format(time.RFC3339Nano))
+				out.WriteString(t.In(loc).Format(time.RFC3339Nano))
 				out.WriteByte('\n')
 			}
 			if _, err := io.WriteString(stdout, out.String()); err != nil {
@@ -98,6 +117,23 @@ func occurrences(args []string, stdin io.Reader, stdout, stderr io.Writer, clk c
 		fmt.Fprintln(stderr, p.String())
 	}
 	return 2
+}
+
+// validateSchedule checks a whole job as the daemon does, or, when it has no action, only its
+// startTime and recurrence (a schedule to preview).
+func validateSchedule(props *wire.JobProperties, now time.Time) (*recurrence.Rule, wire.Problems) {
+	if props.Action != nil {
+		return jobdef.Validate(props, now)
+	}
+	rule, err := recurrence.Compile(props.StartTime, props.Recurrence, now)
+	if err == nil {
+		return rule, nil
+	}
+	var ps wire.Problems
+	if !errors.As(err, &ps) {
+		ps = wire.Problems{{Path: "recurrence", Message: err.Error()}}
+	}
+	return nil, ps
 }
 
 func readJob(name string, stdin io.Reader) ([]byte, error) {
@@ -120,25 +156,34 @@ func readJob(name string, stdin io.Reader) ([]byte, error) {
 	return data, nil
 }
 
-// decodeJob strictly decodes a job definition or its bare properties. prefix is "properties" when
-// the document was a definition, so problems name paths in the document as written.
+// bareRecurrence is decodeJob's prefix for a document that is a recurrence alone.
+const bareRecurrence = "(recurrence)"
+
+// decodeJob strictly decodes a job definition, its bare properties or a bare recurrence. prefix
+// is "properties" when the document was a definition and bareRecurrence when it was a
+// recurrence, so that problems name paths in the document as written.
 func decodeJob(data []byte) (props *wire.JobProperties, prefix string, ps wire.Problems) {
 	var probe map[string]json.RawMessage
-	wrapped := false
+	wrapped, bare := false, false
 	if json.Unmarshal(data, &probe) == nil {
 		for k := range probe {
-			if strings.EqualFold(k, "properties") {
-				wrapped = true
-			}
+			wrapped = wrapped || strings.EqualFold(k, "properties")
+			bare = bare || strings.EqualFold(k, "frequency")
 		}
 	}
 	var err error
-	if wrapped {
+	switch {
+	case bare && !wrapped:
+		rec := new(wire.JobRecurrence)
+		if err = wire.Decode(data, rec); err == nil {
+			return &wire.JobProperties{Recurrence: rec}, bareRecurrence, nil
+		}
+	case wrapped:
 		var def wire.JobDefinition
 		if err = wire.Decode(data, &def); err == nil {
 			props, prefix = def.Properties, "properties"
 		}
-	} else {
+	default:
 		props = new(wire.JobProperties)
 		err = wire.Decode(data, props)
 	}

@@ -110,6 +110,32 @@ func TestOccurrencesCommand(t *testing.T) {
 			args:     []string{"occurrences", "--now", "2015-03-27T00:00:00Z", "--count", "3"},
 			stdin:    `{"startTime":"2015-03-27T02:30:00",` + action + `,"recurrence":{"frequency":"Day","timeZone":"Europe/Berlin"}}`,
 			wantCode: 0, wantStdout: "2015-03-27T01:30:00Z\n2015-03-28T01:30:00Z\n2015-03-29T01:30:00Z\n"},
+		{name: "zone: printed in the rule's zone with --zone",
+			args:     []string{"occurrences", "--now", "2015-03-27T00:00:00Z", "--count", "3", "--zone"},
+			stdin:    `{"startTime":"2015-03-27T02:30:00",` + action + `,"recurrence":{"frequency":"Day","timeZone":"Europe/Berlin"}}`,
+			wantCode: 0, wantStdout: "2015-03-27T02:30:00+01:00\n2015-03-28T02:30:00+01:00\n2015-03-29T03:30:00+02:00\n"},
+		{name: "zone: startTime's offset with --zone, UTC without",
+			args:     []string{"occurrences", "--now", "2026-11-23T00:00:00Z", "--count", "2", "--zone"},
+			stdin:    `{"startTime":"2026-12-01T07:30:00-05:00","recurrence":{"frequency":"Day"}}`,
+			wantCode: 0, wantStdout: "2026-12-01T07:30:00-05:00\n2026-12-02T07:30:00-05:00\n"},
+		{name: "a bare recurrence, described, in its zone",
+			args:     []string{"occurrences", "--now", "2026-11-23T00:00:00Z", "--count", "3", "--zone", "--describe"},
+			stdin:    `{"frequency":"week","timeZone":"Europe/Berlin","schedule":{"weekDays":["monday","tuesday","wednesday","thursday","friday"],"hours":[9,17],"minutes":[0]}}`,
+			wantCode: 0, wantStdout: "at 09:00 and 17:00, Monday to Friday, Europe/Berlin\n2026-11-23T01:00:00+01:00\n2026-11-23T09:00:00+01:00\n2026-11-23T17:00:00+01:00\n"},
+		{name: "a schedule without action: startTime and recurrence are checked",
+			args:     []string{"occurrences", "--now", "2026-11-23T00:00:00Z", "--count", "2", "--describe"},
+			stdin:    `{"startTime":"2026-12-01T08:00:00Z","recurrence":{"frequency":"Minute","interval":15,"count":5}}`,
+			wantCode: 0, wantStdout: "every 15 minutes, 5 times, from 2026-12-01 08:00\n2026-12-01T08:00:00Z\n2026-12-01T08:15:00Z\n"},
+		{name: "a bare recurrence: problems relative to it",
+			args:       []string{"occurrences", "--now", "2026-11-23T00:00:00Z"},
+			stdin:      `{"frequency":"Week","schedule":{"monthDays":[3]},"colour":1}`,
+			wantCode:   2,
+			wantStderr: "colour: unknown field (allowed: frequency, interval, count, endTime, timeZone, schedule)\n"},
+		{name: "a bare recurrence: rule problems relative to it",
+			args:       []string{"occurrences", "--now", "2026-11-23T00:00:00Z"},
+			stdin:      `{"frequency":"Week","schedule":{"monthDays":[3]}}`,
+			wantCode:   2,
+			wantStderr: "schedule.monthDays: allowed only with frequency Month, not Week\n"},
 		{name: "no recurrence, startTime in the future, real clock",
 			args:     []string{"occurrences"},
 			stdin:    `{"startTime":"2999-01-01T00:00:00+01:00",` + action + `}`,
@@ -172,7 +198,7 @@ func TestOccurrencesCommand(t *testing.T) {
 func TestOccurrencesCommandUnknownFlag(t *testing.T) {
 	var stdout, stderr bytes.Buffer
 	code := run(context.Background(), []string{"occurrences", "--every", "1"}, strings.NewReader(""), &stdout, &stderr)
-	if code != 2 || stdout.Len() != 0 || !strings.HasPrefix(stderr.String(), "flag provided but not defined: -every\nusage: schedulerd occurrences [--now RFC3339] [--count N] [FILE|-]\n") {
+	if code != 2 || stdout.Len() != 0 || !strings.HasPrefix(stderr.String(), "flag provided but not defined: -every\nusage: schedulerd occurrences [--now RFC3339] [--count N] [--zone] [--describe] [FILE|-]\n") {
 		t.Errorf("exit %d, stdout %q, stderr %q", code, stdout.String(), stderr.String())
 	}
 }

@@ -554,7 +554,9 @@ func TestReplicasTakeoverTimes(t *testing.T) {
 	}
 	sorted := append([]time.Duration(nil), took...)
 	sort.Slice(sorted, func(i, j int) bool { return sorted[i] < sorted[j] })
-	q := func(p float64) time.Duration { return sorted[int(p*float64(len(sorted)-1)+0.5)].Round(time.Millisecond) }
+	q := func(p float64) time.Duration {
+		return sorted[int(p*float64(len(sorted)-1)+0.5)].Round(time.Millisecond)
+	}
 	t.Logf("takeover after SIGKILL of the leader, %d kills (leader TTL 2s): min %s, median %s, p90 %s, max %s",
 		len(took), q(0), q(0.5), q(0.9), q(1))
 	for i, d := range took {

@@ -53,6 +53,7 @@ type serveConfig struct {
 	store          string        // "": SQLite in data; postgres://...: PostgreSQL, replicas
 	replicaID      string        // "": replica.DefaultID()
 	leaderTTL      time.Duration // the leadership's lease among replicas
+	publicURL      string
 }
 
 // tokenFlags is the repeatable --token SUBSCRIPTION=TOKEN.
@@ -101,6 +102,7 @@ func parseServe(args []string, getenv func(string) string, stderr io.Writer) (se
 	fs.StringVar(&c.store, "store", env("SCHEDULERD_STORE", ""), "postgres://user@host/db?...: keep everything in PostgreSQL, shared by every replica given the same URL; empty: SQLite in <data>/scheduler.db [SCHEDULERD_STORE]")
 	fs.StringVar(&c.replicaID, "replica-id", env("SCHEDULERD_REPLICA_ID", ""), "this replica's id among replicas (default: hostname-pid-random; unique per live process) [SCHEDULERD_REPLICA_ID]")
 	leaderTTL := fs.String("leader-ttl", env("SCHEDULERD_LEADER_TTL", replica.DefaultTTL.String()), "how long a leader's lease lasts without renewal: a dead leader is replaced within about this long [SCHEDULERD_LEADER_TTL]")
+	fs.StringVar(&c.publicURL, "public-url", env("SCHEDULERD_PUBLIC_URL", ""), "URL clients reach the API at (behind a proxy or on a wildcard address), used in nextLink; default: the address the connection arrived on, never the Host header [SCHEDULERD_PUBLIC_URL]")
 	if err := fs.Parse(args); err != nil {
 		return c, err
 	}
@@ -169,8 +171,8 @@ func runServe(ctx context.Context, args []string, _ io.Writer, stderr io.Writer)
 // serve runs the daemon until ctx is cancelled, then stops gracefully. It drops the tokens from
 // cfg once hashed: only their SHA-256 hashes stay in memory.
 func serve(ctx context.Context, cfg *serveConfig, log *slog.Logger) error {
-	if err := os.MkdirAll(cfg.data, 0o700); err != nil {
-		return fmt.Errorf("data directory: %w", err)
+	if err := privateDir(cfg.data); err != nil {
+		return err
 	}
 	var tlsConfig *tls.Config
 	if cfg.tlsCert != "" {
@@ -189,13 +191,6 @@ func serve(ctx context.Context, cfg *serveConfig, log *slog.Logger) error {
 		return fmt.Errorf("tokens: %w", err)
 	}
 	cfg.adminToken, cfg.tokens = "", nil
-	box, created, err := secret.LoadOrCreate(cfg.secretKeyFile)
-	if err != nil {
-		return err
-	}
-	if created {
-		log.Warn("created the secret key that seals job secrets: back it up apart from the database", "path", cfg.secretKeyFile)
-	}
 	dbPath := filepath.Join(cfg.data, "scheduler.db")
 	var st store.Driver
 	if cfg.store != "" {
@@ -212,6 +207,10 @@ func serve(ctx context.Context, cfg *serveConfig, log *slog.Logger) error {
 			log.Error("closing the store", "error", err.Error())
 		}
 	}()
+	box, err := secret.Startup(ctx, st, cfg.secretKeyFile, log)
+	if err != nil {
+		return err
+	}
 
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
@@ -263,7 +262,7 @@ func serve(ctx context.Context, cfg *serveConfig, log *slog.Logger) error {
 	}
 	handler, err := api.New(api.Config{
 		Store: st, Dispatcher: disp, Secrets: box, Clock: clock.Real{}, Logger: log.With("component", "api"),
-		Tokens: tokens, Registerer: reg, Gatherer: gatherer,
+		Tokens: tokens, Registerer: reg, Gatherer: gatherer, PublicURL: cfg.publicURL,
 	})
 	if err != nil {
 		return err
@@ -297,7 +296,7 @@ func serve(ctx context.Context, cfg *serveConfig, log *slog.Logger) error {
 	runCtx, stopRun := context.WithCancel(ctx)
 	defer stopRun()
 	if cfg.pprofListen != "" {
-		stopPprof, err := servePprof(cfg.pprofListen, log)
+		_, stopPprof, err := servePprof(cfg.pprofListen, log)
 		if err != nil {
 			return err
 		}
@@ -369,6 +368,34 @@ func adminToken(cfg *serveConfig, log *slog.Logger) (string, error) {
 	}
 	log.Warn("generated an admin token (no --admin-token or SCHEDULERD_ADMIN_TOKEN given)", "path", path)
 	return tok, nil
+}
+
+// privateDir creates the data directory (mode 0700) or makes an existing one 0700 whatever its
+// mode was, and checks that a file can be created in it: a directory that cannot be written stops
+// the daemon at start with an error naming it, not at its first write.
+func privateDir(dir string) error {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return fmt.Errorf("data directory %s: %w", dir, err)
+	}
+	if err := os.Chmod(dir, 0o700); err != nil {
+		return fmt.Errorf("data directory %s: %w", dir, err)
+	}
+	f, err := os.CreateTemp(dir, ".write-probe-*")
+	if err != nil {
+		return fmt.Errorf("data directory %s is not writable: %w", dir, err)
+	}
+	name := f.Name()
+	_, err = f.WriteString("probe")
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if rerr := os.Remove(name); err == nil {
+		err = rerr
+	}
+	if err != nil {
+		return fmt.Errorf("data directory %s is not writable: %w", dir, err)
+	}
+	return nil
 }
 
 // writeFileAtomic writes a file through a temporary file and a rename, so that readers never see

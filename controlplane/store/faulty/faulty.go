@@ -109,3 +109,12 @@ func (d *Driver) JobListSchedulable(ctx context.Context, params store.JobListSch
 	}
 	return d.Driver.JobListSchedulable(ctx, params)
 }
+
+// MetaPut fails when told to (a store that cannot commit, as /readyz's write probe sees it),
+// else writes.
+func (d *Driver) MetaPut(ctx context.Context, params store.MetaPutParams) error {
+	if err := d.check("MetaPut"); err != nil {
+		return err
+	}
+	return d.Driver.MetaPut(ctx, params)
+}

@@ -23,6 +23,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"os"
 	"path"
 	"sort"
 	"strconv"
@@ -67,7 +68,13 @@ type Driver struct {
 var _ store.Driver = (*Driver)(nil)
 
 // Open opens (creating when absent) the database file at path and brings its schema up to date.
+// The file, its WAL and its shared-memory file are mode 0600 whatever the umask or the mode an
+// existing file had (SQLite gives the WAL and -shm files the database file's mode). A file that
+// cannot be opened for writing (read-only, immutable, on a read-only mount) is refused here.
 func Open(ctx context.Context, path string) (*Driver, error) {
+	if err := private(path); err != nil {
+		return nil, err
+	}
 	common := url.Values{}
 	common.Add("_pragma", "busy_timeout(10000)")
 	common.Add("_pragma", "journal_mode(WAL)")
@@ -110,6 +117,29 @@ func Open(ctx context.Context, path string) (*Driver, error) {
 		return nil, fmt.Errorf("open %s: %w", path, err)
 	}
 	return d, nil
+}
+
+// private creates the database file when absent and makes it and its WAL and -shm files, when
+// present, mode 0600. It opens the database file for writing, so a read-only one is refused with
+// an error naming it.
+func private(path string) error {
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return fmt.Errorf("open %s for writing: %w", path, err)
+	}
+	err = f.Chmod(0o600)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("database file %s: %w", path, err)
+	}
+	for _, side := range []string{path + "-wal", path + "-shm"} {
+		if err := os.Chmod(side, 0o600); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return fmt.Errorf("database file %s: %w", side, err)
+		}
+	}
+	return nil
 }
 
 // Close closes the database.

@@ -64,7 +64,7 @@ func TestReopenKeepsDataAndSchemaVersion(t *testing.T) {
 		t.Fatal(err)
 	}
 	if v != 6 {
-		t.Fatalf("schema version = %d, want 4", v)
+		t.Fatalf("schema version = %d, want 6", v)
 	}
 	c, err := d2.CollectionGet(ctx, store.CollectionGetParams{Key: key})
 	if err != nil {

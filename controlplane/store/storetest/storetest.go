@@ -48,6 +48,8 @@ func Run(t *testing.T, newDriver func(t *testing.T) store.Driver) {
 		{"HistoryListOrderFilterPaging", testHistoryList},
 		{"HistoryPurge", testHistoryPurge},
 		{"JobPurgeFinal", testJobPurgeFinal},
+		{"Meta", testMeta},
+		{"JobListAll", testJobListAll},
 		{"ClaimRace", testClaimRace},
 		{"LeaderTermExpiry", testLeaderTermExpiry},
 		{"StaleLeaderRefused", testStaleLeaderRefused},

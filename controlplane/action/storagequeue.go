@@ -1,11 +1,11 @@
 package action
 
 import (
+	"bytes"
 	"context"
 	"encoding/base64"
 	"encoding/xml"
 	"fmt"
-	"io"
 	"net/http"
 	"net/url"
 	"strings"
@@ -15,10 +15,18 @@ import (
 // StorageQueueVersion is the Azure Storage REST version the queue action speaks.
 const StorageQueueVersion = "2019-12-12"
 
-// QueueEnvelope is what a StorageQueue action puts on the queue (as Azure Scheduler did): the
-// job's message with the execution's metadata, as XML, base64-encoded in the queue message.
+// QueueEnvelopeHeader is the XML declaration of the envelope. It names UTF-16, as the one Azure
+// Scheduler put on queues did (.NET's XmlSerializer writing to a string); the bytes, like
+// Azure's once in the queue, are UTF-8.
+const QueueEnvelopeHeader = `<?xml version="1.0" encoding="utf-16"?>` + "\n"
+
+// QueueEnvelope is what a StorageQueue action puts on the queue, as Azure Scheduler did: the
+// job's message with the execution's metadata, as XML (QueueEnvelopeHeader first), base64-encoded
+// in the queue message's text.
 type QueueEnvelope struct {
 	XMLName                  xml.Name `xml:"StorageQueueMessage"`
+	XSD                      string   `xml:"xmlns:xsd,attr"`
+	XSI                      string   `xml:"xmlns:xsi,attr"`
 	ExecutionTag             string   `xml:"ExecutionTag"`
 	ClientRequestID          string   `xml:"ClientRequestId"`
 	ExpectedExecutionTime    string   `xml:"ExpectedExecutionTime"`
@@ -39,29 +47,29 @@ func (e *Executor) QueueURL(account, queue string) string {
 	return strings.ReplaceAll(e.queues, "{account}", url.PathEscape(account)) + "/" + url.PathEscape(queue) + "/messages"
 }
 
-// doQueue puts one message on an Azure Storage queue (Put Message, authorized by the job's SAS
-// token). Success is the service's 201 Created.
-func (e *Executor) doQueue(ctx context.Context, a Attempt) Result {
-	q := a.QueueMessage
+// storageQueueRunner puts one message on an Azure Storage queue (Put Message, authorized by the
+// job's SAS token). Success is the service's 201 Created.
+type storageQueueRunner struct{ e *Executor }
+
+func (s storageQueueRunner) run(ctx context.Context, a *Attempt) Result {
+	q := a.Action.QueueMessage
 	if q == nil {
 		return Result{Message: "StorageQueue action without a queueMessage"}
 	}
-	ctx, cancel := context.WithTimeout(ctx, e.timeout)
-	defer cancel()
-
-	env, err := xml.Marshal(QueueEnvelope{
+	env, err := xml.MarshalIndent(QueueEnvelope{
+		XSD: "http://www.w3.org/2001/XMLSchema", XSI: "http://www.w3.org/2001/XMLSchema-instance",
 		ExecutionTag: a.ExecutionTag, ClientRequestID: a.ClientRequestID,
 		ExpectedExecutionTime: a.ExpectedExecution.UTC().Format(time.RFC3339), SchedulerJobID: a.JobID,
 		SchedulerJobCollectionID: a.JobCollectionID, Region: a.Region, Message: q.Message,
-	})
+	}, "", "  ")
 	if err != nil {
 		return Result{Message: "StorageQueue action: " + err.Error()}
 	}
-	body, err := xml.Marshal(queueMessage{MessageText: base64.StdEncoding.EncodeToString(append([]byte(xml.Header), env...))})
+	body, err := xml.Marshal(queueMessage{MessageText: base64.StdEncoding.EncodeToString(append([]byte(QueueEnvelopeHeader), env...))})
 	if err != nil {
 		return Result{Message: "StorageQueue action: " + err.Error()}
 	}
-	u := e.QueueURL(q.StorageAccount, q.QueueName)
+	u := s.e.QueueURL(q.StorageAccount, q.QueueName)
 	if sas := strings.TrimPrefix(q.SasToken, "?"); sas != "" {
 		u += "?" + sas
 	}
@@ -72,19 +80,21 @@ func (e *Executor) doQueue(ctx context.Context, a Attempt) Result {
 	req.Header.Set("Content-Type", "application/xml")
 	req.Header.Set("x-ms-version", StorageQueueVersion)
 	req.Header.Set("x-ms-client-request-id", a.ClientRequestID)
-	resp, err := e.client.Do(req)
+	return s.e.send(ctx, s.e.client, req, "StorageQueue action", func(st int) bool { return st == http.StatusCreated })
+}
+
+// ParseQueueEnvelope decodes a queue message's text (base64 of the XML envelope) as a Go
+// consumer would: the XML declaration, which names UTF-16 for compatibility, is skipped.
+func ParseQueueEnvelope(text string) (QueueEnvelope, error) {
+	raw, err := base64.StdEncoding.DecodeString(text)
 	if err != nil {
-		if ctx.Err() != nil {
-			return Result{Message: fmt.Sprintf("StorageQueue action: the request timed out after %s", e.timeout)}
-		}
-		return Result{Message: "StorageQueue action: request failed: " + redactURLError(err)}
+		return QueueEnvelope{}, fmt.Errorf("queue message text is not base64: %w", err)
 	}
-	defer func() { _ = resp.Body.Close() }()
-	head, _ := io.ReadAll(io.LimitReader(resp.Body, MaxMessageBody))
-	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 256<<10))
-	msg := fmt.Sprintf("%s %s", resp.Proto, resp.Status)
-	if len(head) > 0 {
-		msg += "\n" + strings.ToValidUTF8(string(head), "\uFFFD")
+	raw = bytes.TrimPrefix(raw, []byte(QueueEnvelopeHeader))
+	var env QueueEnvelope
+	if err := xml.Unmarshal(raw, &env); err != nil {
+		return QueueEnvelope{}, fmt.Errorf("queue message envelope: %w", err)
 	}
-	return Result{Success: resp.StatusCode == http.StatusCreated, StatusCode: resp.StatusCode, Message: msg}
+	env.XMLName = xml.Name{}
+	return env, nil
 }

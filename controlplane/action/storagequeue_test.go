@@ -82,24 +82,23 @@ func TestStorageQueuePutsTheEnvelope(t *testing.T) {
 	if err != nil {
 		t.Fatalf("message text is not base64: %v", err)
 	}
-	if !strings.HasPrefix(string(raw), xml.Header) {
-		t.Fatalf("envelope has no XML header: %q", raw)
-	}
-	var env action.QueueEnvelope
-	if err := xml.Unmarshal(raw, &env); err != nil {
-		t.Fatal(err)
-	}
-	env.XMLName = xml.Name{}
-	wantEnv := action.QueueEnvelope{
-		ExecutionTag: "tag-1", ClientRequestID: "req-1", ExpectedExecutionTime: "2026-05-04T10:30:00Z",
-		SchedulerJobID:           "/subscriptions/s/resourceGroups/rg/providers/Microsoft.Scheduler/jobCollections/c/jobs/j",
-		SchedulerJobCollectionID: "/subscriptions/s/resourceGroups/rg/providers/Microsoft.Scheduler/jobCollections/c",
-		Region:                   "local", Message: "Hello <world> & co",
-	}
-	if env != wantEnv {
-		t.Fatalf("envelope = %+v, want %+v", env, wantEnv)
+	if string(raw) != wantEnvelope {
+		t.Fatalf("envelope =\n%s\nwant\n%s", raw, wantEnvelope)
 	}
 }
+
+// wantEnvelope is the envelope of attempt()'s execution with the message "Hello <world> & co",
+// in Azure Scheduler's shape.
+const wantEnvelope = `<?xml version="1.0" encoding="utf-16"?>
+<StorageQueueMessage xmlns:xsd="http://www.w3.org/2001/XMLSchema" xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance">
+  <ExecutionTag>tag-1</ExecutionTag>
+  <ClientRequestId>req-1</ClientRequestId>
+  <ExpectedExecutionTime>2026-05-04T10:30:00Z</ExpectedExecutionTime>
+  <SchedulerJobId>/subscriptions/s/resourceGroups/rg/providers/Microsoft.Scheduler/jobCollections/c/jobs/j</SchedulerJobId>
+  <SchedulerJobCollectionId>/subscriptions/s/resourceGroups/rg/providers/Microsoft.Scheduler/jobCollections/c</SchedulerJobCollectionId>
+  <Region>local</Region>
+  <Message>Hello &lt;world&gt; &amp; co</Message>
+</StorageQueueMessage>`
 
 func TestStorageQueueRejectedSASFailsWithoutLeakingIt(t *testing.T) {
 	f := newFakeQueueService(t)

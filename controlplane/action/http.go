@@ -1,0 +1,68 @@
+package action
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"time"
+)
+
+// httpRunner makes Http and Https attempts: one request with the scheduler's six headers and the
+// job's outbound authentication. A 2xx status is a success.
+type httpRunner struct{ e *Executor }
+
+func (h httpRunner) run(ctx context.Context, a *Attempt) Result {
+	e := h.e
+	r := a.Action.Request
+	if r == nil {
+		return Result{Message: "Http action without a request"}
+	}
+	method := strings.ToUpper(r.Method)
+	if method == "" {
+		method = http.MethodGet
+	}
+	var body io.Reader
+	if r.Body != "" {
+		body = strings.NewReader(r.Body)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, r.URI, body)
+	if err != nil {
+		return Result{Message: "Http action: invalid request: " + err.Error()}
+	}
+	for k, v := range r.Headers {
+		req.Header.Set(k, v)
+	}
+	// Canonical keys written directly: these six are set on every attempt.
+	req.Header["X-Ms-Execution-Tag"] = []string{a.ExecutionTag}
+	req.Header["X-Ms-Client-Request-Id"] = []string{a.ClientRequestID}
+	req.Header["X-Ms-Scheduler-Expected-Execution-Time"] = []string{a.ExpectedExecution.UTC().Format(time.RFC3339)}
+	req.Header["X-Ms-Scheduler-Jobid"] = []string{a.JobID}
+	req.Header["X-Ms-Scheduler-Jobcollectionid"] = []string{a.JobCollectionID}
+	req.Header["X-Ms-Scheduler-Execution-Region"] = []string{a.Region}
+
+	client := e.client
+	if auth := r.Authentication; auth != nil {
+		switch strings.ToLower(auth.Type) {
+		case "basic":
+			req.SetBasicAuth(auth.Username, auth.Password)
+		case "clientcertificate":
+			c, err := e.certClient(auth.Pfx, auth.Password)
+			if err != nil {
+				return Result{Message: "Http action: client certificate: " + err.Error()}
+			}
+			client = c
+		case "activedirectoryoauth":
+			tok, err := e.tokens.get(ctx, e.client, e.authority, auth)
+			if err != nil {
+				return Result{Message: "Http action: ActiveDirectoryOAuth token: " + err.Error()}
+			}
+			req.Header.Set("Authorization", "Bearer "+tok)
+		case "", "notspecified", "httpauthentication":
+		default:
+			return Result{Message: fmt.Sprintf("Http action: unknown authentication type %q", auth.Type)}
+		}
+	}
+	return e.send(ctx, client, req, "Http action", func(s int) bool { return s >= 200 && s < 300 })
+}

@@ -1,0 +1,39 @@
+package store
+
+import "context"
+
+// MetaGetParams reads one of the daemon's own settings kept in the store.
+type MetaGetParams struct {
+	Name string
+}
+
+// MetaPutParams writes (creates or replaces) one of the daemon's own settings. Each put is a
+// committed write transaction: /readyz puts a setting to prove that the store can commit.
+type MetaPutParams struct {
+	Name  string
+	Value string
+}
+
+// JobListAllParams pages through every job of every collection, whatever its state, ordered by
+// ID: the start-up checks of sealed secrets read them all.
+type JobListAllParams struct {
+	AfterID int64 // keyset paging: only IDs greater than this
+	Limit   int   // 0: no limit
+}
+
+// Meta names.
+const (
+	// MetaSecretKeyCheck is the check value of the key that seals the secrets stored (see
+	// controlplane/secret): a start with another key or none is refused.
+	MetaSecretKeyCheck = "secret_key_check"
+	// MetaReadyProbe is written by /readyz's write probe.
+	MetaReadyProbe = "ready_probe"
+)
+
+// Maintenance is what start-up checks and readiness probes need of a driver.
+type Maintenance interface {
+	// MetaGet returns the value of a setting, or ErrNotFound.
+	MetaGet(ctx context.Context, params MetaGetParams) (string, error)
+	MetaPut(ctx context.Context, params MetaPutParams) error
+	JobListAll(ctx context.Context, params JobListAllParams) ([]*Job, error)
+}

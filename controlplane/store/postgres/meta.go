@@ -1,0 +1,48 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/store"
+)
+
+// MetaGet returns a setting or store.ErrNotFound.
+func (d *Driver) MetaGet(ctx context.Context, params store.MetaGetParams) (string, error) {
+	var v string
+	err := d.pool.QueryRow(ctx, `SELECT value FROM meta WHERE name = $1`, params.Name).Scan(&v)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return "", fmt.Errorf("meta %s: %w", params.Name, store.ErrNotFound)
+	}
+	if err != nil {
+		return "", fmt.Errorf("meta %s: %w", params.Name, err)
+	}
+	return v, nil
+}
+
+// MetaPut writes a setting in its own transaction.
+func (d *Driver) MetaPut(ctx context.Context, params store.MetaPutParams) error {
+	_, err := d.pool.Exec(ctx, `INSERT INTO meta (name, value) VALUES ($1, $2)
+		ON CONFLICT (name) DO UPDATE SET value = excluded.value`, params.Name, params.Value)
+	if err != nil {
+		return fmt.Errorf("meta %s: %w", params.Name, err)
+	}
+	return nil
+}
+
+// JobListAll pages through every job ordered by ID.
+func (d *Driver) JobListAll(ctx context.Context, params store.JobListAllParams) ([]*store.Job, error) {
+	rows, err := d.pool.Query(ctx, `SELECT `+jobColumns+jobFrom+` WHERE j.id > $1 ORDER BY j.id LIMIT $2`,
+		params.AfterID, limit(params.Limit))
+	if err != nil {
+		return nil, fmt.Errorf("job list all: %w", err)
+	}
+	jobs, err := scanJobs(rows)
+	if err != nil {
+		return nil, fmt.Errorf("job list all: %w", err)
+	}
+	return jobs, nil
+}
