@@ -67,7 +67,7 @@ func newReplicaSet(t *testing.T) *replicaSet {
 }
 
 // start starts (or restarts) replica id; its connections carry application_name id.
-func (s *replicaSet) start(id string) *replicaProc {
+func (s *replicaSet) start(id string) {
 	t := s.t
 	t.Helper()
 	data := filepath.Join(t.TempDir(), id)
@@ -96,7 +96,9 @@ func (s *replicaSet) start(id string) *replicaProc {
 	t.Cleanup(func() {
 		if p.cmd.ProcessState == nil {
 			_ = p.cmd.Process.Kill()
-			<-p.done
+			if err := <-p.done; err != nil {
+				t.Logf("replica %s stopped at cleanup: %v", p.id, err)
+			}
 		}
 	})
 	deadline := time.Now().Add(30 * time.Second)
@@ -118,7 +120,6 @@ func (s *replicaSet) start(id string) *replicaProc {
 	s.mu.Lock()
 	s.procs[id] = p
 	s.mu.Unlock()
-	return p
 }
 
 func (s *replicaSet) list() []*replicaProc {
@@ -139,7 +140,9 @@ func (s *replicaSet) kill(p *replicaProc) time.Time {
 	if err := p.cmd.Process.Signal(syscall.SIGKILL); err != nil {
 		s.t.Fatal(err)
 	}
-	<-p.done
+	if err := <-p.done; err == nil {
+		s.t.Errorf("replica %s exited cleanly although it was killed", p.id)
+	}
 	s.mu.Lock()
 	delete(s.procs, p.id)
 	s.mu.Unlock()
