@@ -365,7 +365,8 @@ func createJobs(t *testing.T, procs []*replicaProc, recvURL string, n int, start
 	return due
 }
 
-// TestReplicasFailover: three replicas, 2,000 one-shot jobs due over 75 s, a receiver that holds
+// TestReplicasFailover: three replicas, 2,000 one-shot jobs due over 75 s (from 40 s after the
+// test starts), a receiver that holds
 // every delivery 400 ms. During the window: SIGKILL the leader (occurrences due and in flight),
 // then a follower, then terminate the new leader's database connections
 // (pg_terminate_backend). Checked against the receiver: every occurrence ran, a repeat carries
@@ -385,7 +386,9 @@ func TestReplicasFailover(t *testing.T) {
 	}
 	first := s.waitLeader(20 * time.Second)
 	recv := newFailoverReceiver(t, 400*time.Millisecond)
-	start := time.Now().Add(15 * time.Second)
+	// The first occurrences are due 40 s from now: creating the jobs takes a few seconds, more
+	// on a loaded machine.
+	start := time.Now().Add(40 * time.Second)
 	due := createJobs(t, s.list(), recv.srv.URL, jobs, start, window)
 	if time.Now().After(start) {
 		t.Fatalf("creating %d jobs took past their first due time", jobs)
