@@ -21,6 +21,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
+	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/action"
 	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/api"
 	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/dispatch"
 	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/replica"
@@ -28,6 +29,7 @@ import (
 	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/store"
 	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/store/postgres"
 	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/store/sqlite"
+	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/ui"
 	"github.com/schedulerhq/terraform-provider-scheduler/internal/clock"
 )
 
@@ -45,6 +47,7 @@ type serveConfig struct {
 	tokens         map[string]string // subscription -> token
 	secretKeyFile  string
 	oauthAuthority string
+	storageQueue   string // --storage-queue-endpoint
 	misfire        time.Duration
 	faultedAfter   int
 	region         string
@@ -94,6 +97,7 @@ func parseServe(args []string, getenv func(string) string, stderr io.Writer) (se
 	fs.Var(flagTokens, "token", "SUBSCRIPTION=TOKEN: a token scoped to one subscription; repeatable [SCHEDULERD_TOKENS=sub1=tok1,sub2=tok2]")
 	fs.StringVar(&c.secretKeyFile, "secret-key-file", env("SCHEDULERD_SECRET_KEY_FILE", ""), "AES-256 key sealing job secrets; default <data>/secret.key; back it up apart from the database [SCHEDULERD_SECRET_KEY_FILE]")
 	fs.StringVar(&c.oauthAuthority, "oauth-authority", env("SCHEDULERD_OAUTH_AUTHORITY", "https://login.microsoftonline.com"), "where ActiveDirectoryOAuth actions get their tokens [SCHEDULERD_OAUTH_AUTHORITY]")
+	fs.StringVar(&c.storageQueue, "storage-queue-endpoint", env("SCHEDULERD_STORAGE_QUEUE_ENDPOINT", action.DefaultStorageQueueEndpoint), "queue service of a storage account, {account} standing for its name (Azurite: http://127.0.0.1:10001/{account}) [SCHEDULERD_STORAGE_QUEUE_ENDPOINT]")
 	misfire := fs.String("misfire-threshold", env("SCHEDULERD_MISFIRE_THRESHOLD", "60s"), "occurrences missed by more than this are coalesced [SCHEDULERD_MISFIRE_THRESHOLD]")
 	faulted := fs.String("faulted-after", env("SCHEDULERD_FAULTED_AFTER", "10"), "consecutive faulted occurrences that make a job Faulted [SCHEDULERD_FAULTED_AFTER]")
 	fs.StringVar(&c.region, "region", env("SCHEDULERD_REGION", "local"), "value of x-ms-scheduler-execution-region [SCHEDULERD_REGION]")
@@ -147,6 +151,9 @@ func parseServe(args []string, getenv func(string) string, stderr io.Writer) (se
 	}
 	if c.secretKeyFile == "" {
 		c.secretKeyFile = filepath.Join(c.data, "secret.key")
+	}
+	if err := action.CheckEndpoint(c.storageQueue, "{account}"); err != nil {
+		return c, fmt.Errorf("--storage-queue-endpoint: %w", err)
 	}
 	return c, nil
 }
@@ -215,16 +222,17 @@ func serve(ctx context.Context, cfg *serveConfig, log *slog.Logger) error {
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	dispatchConfig := dispatch.Config{
-		Store:            st,
-		Clock:            clock.Real{},
-		Secrets:          box,
-		Logger:           log.With("component", "dispatch"),
-		Registerer:       reg,
-		OAuthAuthority:   cfg.oauthAuthority,
-		MisfireThreshold: cfg.misfire,
-		FaultedAfter:     cfg.faultedAfter,
-		Workers:          cfg.workers,
-		Region:           cfg.region,
+		Store:                st,
+		Clock:                clock.Real{},
+		Secrets:              box,
+		Logger:               log.With("component", "dispatch"),
+		Registerer:           reg,
+		OAuthAuthority:       cfg.oauthAuthority,
+		StorageQueueEndpoint: cfg.storageQueue,
+		MisfireThreshold:     cfg.misfire,
+		FaultedAfter:         cfg.faultedAfter,
+		Workers:              cfg.workers,
+		Region:               cfg.region,
 	}
 	var (
 		disp     api.Dispatcher
@@ -267,6 +275,13 @@ func serve(ctx context.Context, cfg *serveConfig, log *slog.Logger) error {
 	if err != nil {
 		return err
 	}
+	dash, err := ui.New(ui.Config{
+		Store: st, API: handler, Tokens: tokens, Dispatcher: disp, Gatherer: gatherer, Clock: clock.Real{},
+		Logger: log.With("component", "ui"), TLS: tlsConfig != nil,
+	})
+	if err != nil {
+		return err
+	}
 
 	ln, err := net.Listen("tcp", cfg.listen)
 	if err != nil {
@@ -278,7 +293,7 @@ func serve(ctx context.Context, cfg *serveConfig, log *slog.Logger) error {
 		return err
 	}
 	srv := &http.Server{
-		Handler:           handler,
+		Handler:           withDashboard(handler, dash),
 		ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout:       30 * time.Second,
 		WriteTimeout:      60 * time.Second,
@@ -304,6 +319,7 @@ func serve(ctx context.Context, cfg *serveConfig, log *slog.Logger) error {
 	}
 	dispDone := make(chan error, 1)
 	go func() { dispDone <- runDisp(runCtx) }()
+	go dash.Run(runCtx)
 	srvDone := make(chan error, 1)
 	go func() {
 		if tlsConfig != nil {
@@ -341,6 +357,18 @@ func serve(ctx context.Context, cfg *serveConfig, log *slog.Logger) error {
 		log.Info("schedulerd stopped")
 	}
 	return runErr
+}
+
+// withDashboard serves the dashboard at /ui/ and the API everywhere else (the API's own paths are
+// left exactly as they are: no ServeMux cleaning or redirects).
+func withDashboard(apiHandler, dash http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/ui" || strings.HasPrefix(r.URL.Path, ui.Prefix) {
+			dash.ServeHTTP(w, r)
+			return
+		}
+		apiHandler.ServeHTTP(w, r)
+	})
 }
 
 // adminToken returns the admin token: the configured one, else the one in <data>/admin-token,
