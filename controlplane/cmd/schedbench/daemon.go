@@ -68,12 +68,13 @@ func startOne(ctx context.Context, o options, token string, extra []string) (*da
 		return nil, fmt.Errorf("data dir: %w", err)
 	}
 	d := &daemon{dataDir: dir, token: token}
-	args := []string{"serve", "--listen", "127.0.0.1:0", "--data", dir, "--admin-token", d.token, "--log-level", "warn"}
+	args := []string{"serve", "--listen", "127.0.0.1:0", "--data", dir, "--log-level", "warn"}
 	args = append(args, extra...)
 	if o.daemonArgs != "" {
 		args = append(args, strings.Fields(o.daemonArgs)...)
 	}
 	d.cmd = exec.CommandContext(ctx, o.schedulerd, args...)
+	d.cmd.Env = append(os.Environ(), "SCHEDULERD_ADMIN_TOKEN="+d.token) // never on the command line
 	logFile, err := os.Create(filepath.Join(dir, "schedulerd.log"))
 	if err != nil {
 		return nil, fmt.Errorf("log file: %w", err)

@@ -86,8 +86,9 @@ func (s *replicaSet) start(id string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p.cmd = exec.Command(s.bin, "serve", "--listen", "127.0.0.1:0", "--data", data, "--admin-token", replicaToken,
+	p.cmd = exec.Command(s.bin, "serve", "--listen", "127.0.0.1:0", "--data", data,
 		"--secret-key-file", s.keyFile, "--store", u.String(), "--replica-id", id, "--leader-ttl", "2s", "--workers", "64")
+	p.cmd.Env = append(os.Environ(), "SCHEDULERD_ADMIN_TOKEN="+replicaToken) // never on a command line
 	p.cmd.Stdout, p.cmd.Stderr = logFile, logFile
 	if err := p.cmd.Start(); err != nil {
 		t.Fatal(err)
