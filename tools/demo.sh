@@ -52,13 +52,18 @@ receiver="http://$(cat "$work/receiver-address")"
 echo "receiver: $receiver (log: $work/receiver.log)"
 
 echo "== starting schedulerd on its embedded store"
-token=$(head -c 24 /dev/urandom | base64 | tr -d '/+=')
-"$bin/schedulerd" serve --listen 127.0.0.1:0 --data "$work/data" --admin-token "$token" \
+# No --admin-token: the daemon generates one into <data>/admin-token (mode 0600), so the token is
+# never on a command line; it is read from that file into the environment of tofu below.
+"$bin/schedulerd" serve --listen 127.0.0.1:0 --data "$work/data" \
   >"$work/schedulerd.log" 2>&1 &
 echo $! >"$work/schedulerd.pid"
 wait_for_file "$work/data/listen-address" 30
+wait_for_file "$work/data/admin-token" 30
+token_file="$work/data/admin-token"
+token=$(cat "$token_file")
 endpoint="http://$(cat "$work/data/listen-address")"
 echo "schedulerd: $endpoint (log: $work/schedulerd.log, data: $work/data)"
+echo "dashboard:  $endpoint/ui/ (sign in with the admin token in $token_file)"
 
 cat >"$work/tofurc" <<RC
 provider_installation {
@@ -94,8 +99,11 @@ echo "== status, history and next occurrences"
 cat <<MSG
 
 The daemon and the receiver are still running:
-  API:       $endpoint   (token: $token, also in the environment above)
-  try:       curl -s -H "Authorization: Bearer $token" "$endpoint/subscriptions/default/resourceGroups/default/providers/Microsoft.Scheduler/jobCollections/demo/jobs?api-version=2016-03-01"
-  tofu:      TF_CLI_CONFIG_FILE=$work/tofurc SCHEDULER_ENDPOINT=$endpoint SCHEDULER_TOKEN=$token $tofu -chdir=$work/tf plan -var receiver_url=$receiver
+  Dashboard: $endpoint/ui/
+             sign in with the admin token in $token_file
+             (paste it into the form; it is never put in a URL)
+  API:       $endpoint   (the same token: SCHEDULER_TOKEN="\$(cat $token_file)")
+  try:       curl -s -H "Authorization: Bearer \$(cat $token_file)" "$endpoint/subscriptions/default/resourceGroups/default/providers/Microsoft.Scheduler/jobCollections/demo/jobs?api-version=2016-03-01"
+  tofu:      TF_CLI_CONFIG_FILE=$work/tofurc SCHEDULER_ENDPOINT=$endpoint SCHEDULER_TOKEN="\$(cat $token_file)" $tofu -chdir=$work/tf plan -var receiver_url=$receiver
 Stop them with:  tools/demo.sh stop
 MSG

@@ -93,6 +93,9 @@ type Executor struct {
 	queues    string
 	log       *slog.Logger
 	tokens    *tokenCache
+	// tokenClient fetches OAuth tokens: it follows no redirect (the request's body is the
+	// client secret).
+	tokenClient *http.Client
 
 	mu    sync.Mutex
 	certs map[string]*http.Client // by SHA-256 of the pfx and password
@@ -138,7 +141,8 @@ func New(cfg Config) *Executor {
 	if e.log == nil {
 		e.log = slog.New(slog.DiscardHandler)
 	}
-	e.client = &http.Client{Transport: e.transport}
+	e.client = &http.Client{Transport: e.transport, CheckRedirect: checkRedirect}
+	e.tokenClient = &http.Client{Transport: e.transport, CheckRedirect: noRedirect}
 	e.tokens = newTokenCache(e.clock)
 	e.kinds = map[string]runner{}
 	e.register(httpRunner{e}, jobdef.ActionHTTP, jobdef.ActionHTTPS)
@@ -199,34 +203,41 @@ func (e *Executor) Do(ctx context.Context, a Attempt) Result {
 }
 
 // capture turns a response into a Result: the status line and up to MaxMessageBody bytes of the
-// body (the rest drained a little so the connection can be reused). ok says which statuses are a
-// success.
-func capture(resp *http.Response, ok func(status int) bool) Result {
+// body (the rest drained a little so the connection can be reused), the request's credentials
+// scrubbed out (see scrubber). ok says which statuses are a success.
+func capture(resp *http.Response, ok func(status int) bool, sc *scrubber) Result {
 	defer func() { _ = resp.Body.Close() }()
-	head, err := io.ReadAll(io.LimitReader(resp.Body, MaxMessageBody))
+	// Read past the limit by the longest credential, so that one the limit cuts is scrubbed whole.
+	head, err := io.ReadAll(io.LimitReader(resp.Body, int64(MaxMessageBody+sc.longest())))
 	// Drain a little more so the connection can be reused; give up on huge bodies.
 	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 256<<10))
-	msg := fmt.Sprintf("%s %s", resp.Proto, resp.Status)
-	if len(head) > 0 {
-		msg += "\n" + strings.ToValidUTF8(string(head), "\uFFFD")
+	body := sc.scrub(string(head))
+	if len(body) > MaxMessageBody {
+		body = body[:MaxMessageBody]
+	}
+	msg := sc.scrub(fmt.Sprintf("%s %s", resp.Proto, resp.Status))
+	if len(body) > 0 {
+		msg += "\n" + strings.ToValidUTF8(body, "\uFFFD")
 	}
 	if err != nil {
-		msg += "\n(reading the response failed: " + err.Error() + ")"
+		msg += "\n(reading the response failed: " + sc.scrub(err.Error()) + ")"
 	}
 	return Result{Success: ok(resp.StatusCode), StatusCode: resp.StatusCode, Message: msg}
 }
 
 // send sends req with client and captures the response; what names the action in messages
-// ("Http action"). A transport error is reported without the URL's query string.
-func (e *Executor) send(ctx context.Context, client *http.Client, req *http.Request, what string, ok func(int) bool) Result {
+// ("Http action"); secrets are the action's opened secrets, scrubbed from the response with the
+// request's credential headers. A transport error is reported without the URL's query string.
+func (e *Executor) send(ctx context.Context, client *http.Client, req *http.Request, what string, ok func(int) bool, secrets []string) Result {
+	sc := newScrubber(req, secrets)
 	resp, err := client.Do(req)
 	if err != nil {
 		if ctx.Err() != nil && errors.Is(err, context.DeadlineExceeded) {
 			return Result{Message: fmt.Sprintf("%s: the request timed out after %s", what, e.timeout)}
 		}
-		return Result{Message: what + ": request failed: " + redactURLError(err)}
+		return Result{Message: what + ": request failed: " + sc.scrub(redactURLError(err))}
 	}
-	return capture(resp, ok)
+	return capture(resp, ok, sc)
 }
 
 // redactURLError keeps the cause of a transport error without the URL's query string, which may
@@ -237,4 +248,22 @@ func redactURLError(err error) string {
 		return ue.Op + ": " + ue.Err.Error()
 	}
 	return err.Error()
+}
+
+// CheckEndpoint reports whether an endpoint template is an absolute URL once its placeholder
+// (such as "{account}") is replaced by a name; schemes is empty for http and https.
+func CheckEndpoint(template, placeholder string, schemes ...string) error {
+	if len(schemes) == 0 {
+		schemes = []string{"http", "https"}
+	}
+	u, err := url.Parse(strings.ReplaceAll(template, placeholder, "name"))
+	if err != nil {
+		return fmt.Errorf("%q is not a URL: %w", template, err)
+	}
+	for _, s := range schemes {
+		if strings.EqualFold(u.Scheme, s) && u.Host != "" {
+			return nil
+		}
+	}
+	return fmt.Errorf("%q is not an absolute %s URL", template, strings.Join(schemes, " or "))
 }

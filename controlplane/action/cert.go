@@ -36,7 +36,7 @@ func (e *Executor) certClient(pfx, password string) (*http.Client, error) {
 	}
 	tc.Certificates = []tls.Certificate{cert}
 	t.TLSClientConfig = tc
-	c = &http.Client{Transport: t}
+	c = &http.Client{Transport: t, CheckRedirect: checkRedirect}
 	e.mu.Lock()
 	if len(e.certs) >= maxCertClients {
 		for k, old := range e.certs {

@@ -54,9 +54,9 @@ func (h httpRunner) run(ctx context.Context, a *Attempt) Result {
 			}
 			client = c
 		case "activedirectoryoauth":
-			tok, err := e.tokens.get(ctx, e.client, e.authority, auth)
+			tok, err := e.tokens.get(ctx, e.tokenClient, e.authority, auth)
 			if err != nil {
-				return Result{Message: "Http action: ActiveDirectoryOAuth token: " + err.Error()}
+				return Result{Message: "Http action: ActiveDirectoryOAuth token: " + newScrubber(nil, secretValues(a.Action)).scrub(err.Error())}
 			}
 			req.Header.Set("Authorization", "Bearer "+tok)
 		case "", "notspecified", "httpauthentication":
@@ -64,5 +64,16 @@ func (h httpRunner) run(ctx context.Context, a *Attempt) Result {
 			return Result{Message: fmt.Sprintf("Http action: unknown authentication type %q", auth.Type)}
 		}
 	}
-	return e.send(ctx, client, req, "Http action", func(s int) bool { return s >= 200 && s < 300 })
+	return e.send(ctx, client, req, "Http action", func(s int) bool { return s >= 200 && s < 300 }, secretValues(a.Action))
+}
+
+// secretValues returns the opened secrets of an action, for scrubbing its response.
+func secretValues(a interface{ SecretFields() []*string }) []string {
+	var out []string
+	for _, f := range a.SecretFields() {
+		if *f != "" {
+			out = append(out, *f)
+		}
+	}
+	return out
 }

@@ -1,6 +1,7 @@
 package api
 
 import (
+	"context"
 	"crypto/sha256"
 	"crypto/subtle"
 	"errors"
@@ -88,4 +89,44 @@ func (t *Tokens) authenticate(r *http.Request) (principal, *apiError) {
 		return principal{}, &apiError{http.StatusUnauthorized, codeAuthentication, "the bearer token is not valid"}
 	}
 	return p, nil
+}
+
+// Principal is who a token belongs to, for the daemon's own front ends (the dashboard): an admin
+// (every subscription) or one subscription.
+type Principal struct {
+	Admin        bool
+	Subscription string // "" for an admin
+}
+
+// Allows reports whether the principal may see and change the subscription's resources (the
+// API's own rule: subscription ids compare case-insensitively).
+func (p Principal) Allows(subscription string) bool {
+	return principal{admin: p.Admin, subscription: p.Subscription}.allows(subscription)
+}
+
+// Identify returns the principal of a token, checked as the API checks a bearer token (in
+// constant time against every known one); ok is false when the token is unknown.
+func (t *Tokens) Identify(token string) (p Principal, ok bool) {
+	q, ok := t.identify(token)
+	return Principal{Admin: q.admin, Subscription: q.subscription}, ok
+}
+
+// principalKey is the context key of a principal authenticated outside the API (As).
+type principalKey struct{}
+
+// As returns a handler that answers API requests as p, without a bearer token: for the
+// daemon's own front ends that authenticated their user themselves (the dashboard's session).
+// Everything else is the API's: scoping, validation, limits, logging and metrics.
+func (s *Server) As(p Principal) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		s.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), principalKey{}, p)))
+	})
+}
+
+// authenticateRequest returns the principal set by As, else the one of the bearer token.
+func (s *Server) authenticateRequest(r *http.Request) (principal, *apiError) {
+	if p, ok := r.Context().Value(principalKey{}).(Principal); ok {
+		return principal{admin: p.Admin, subscription: p.Subscription}, nil
+	}
+	return s.tokens.authenticate(r)
 }

@@ -331,14 +331,9 @@ func nextExecution(rule *recurrence.Rule, state, collectionState string, old *st
 			ok = false
 		}
 	}
-	// The dispatcher claims an occurrence up to half a second before it is due and then sets the
-	// job's lastExecutionTime to that occurrence's due time: an occurrence at or before it has
-	// been claimed already and must not be scheduled a second time.
-	if old != nil && !old.Status.LastExecutionTime.Before(now) {
-		for ok && !at.After(old.Status.LastExecutionTime) {
-			at, ok = rule.Next(at)
-		}
-	}
+	// An occurrence the dispatcher claimed ahead (up to half a second before it is due) is
+	// scheduled again: the change cancels that claim unless its attempt has started, and then the
+	// dispatcher does not run it a second time.
 	if !ok {
 		return time.Time{}, store.JobStateCompleted
 	}
@@ -402,7 +397,27 @@ func (s *Server) runJob(w http.ResponseWriter, r *http.Request, rt route, info *
 	if final(j.State) {
 		return conflict("job %s is %s: it cannot run again", rt.key.Name, j.State)
 	}
+	coll, err := s.store.CollectionGet(ctx, store.CollectionGetParams{Key: rt.key.CollectionKey})
+	if err != nil {
+		return s.storeError(ctx, "job collection "+rt.key.CollectionKey.Name, err)
+	}
+	if st := coll.Properties.State; st != "" && st != store.CollectionStateEnabled {
+		return conflict("job collection %s is %s: its jobs do not run, not even on request", coll.Key.Name, st)
+	}
+	// maxRecurrence applies to manual runs too: a job whose action runs itself cannot multiply.
+	period := jobdef.CollectionLimits(&coll.Properties).MaxRecurrence
+	if last := j.Status.LastExecutionTime; period.Interval > 0 && !last.IsZero() {
+		if allowed := period.After(last); allowed.After(s.clock.Now()) {
+			return conflict("job %s last ran at %s: the collection's maxRecurrence (%s) allows its next run from %s",
+				rt.key.Name, rfc3339UTC(last), period, rfc3339UTC(allowed))
+		}
+	}
 	if err := s.disp.RunNow(ctx, j.ID); err != nil {
+		var inFlight interface{ InFlightTag() string }
+		if errors.As(err, &inFlight) {
+			return conflict("job %s already has a manual run in flight (execution tag %s): a job runs on request once at a time",
+				rt.key.Name, inFlight.InFlightTag())
+		}
 		return s.storeError(ctx, "job "+rt.key.Name, err)
 	}
 	writeEmpty(w)

@@ -44,6 +44,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/google/uuid"
@@ -61,6 +62,8 @@ import (
 type Dispatcher interface {
 	JobChanged(jobID int64)
 	CollectionChanged(collectionID int64)
+	// RunNow runs the job now; when a manual run of the job is still in flight it returns an
+	// error with an InFlightTag() string method (the run's execution tag): a 409.
 	RunNow(ctx context.Context, jobID int64) error
 	Ready() bool
 }
@@ -100,6 +103,7 @@ type Server struct {
 	inflight chan struct{}
 	// publicURL is Config.PublicURL without a trailing slash.
 	publicURL string
+	ready     readyProbe
 	requests  *prometheus.CounterVec
 	duration  *prometheus.HistogramVec
 }
@@ -261,7 +265,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, info *reqInfo) *a
 		return notFound("there is no API at %s", r.URL.Path)
 	}
 	info.route = routeNames[rt.kind]
-	p, e := s.tokens.authenticate(r)
+	p, e := s.authenticateRequest(r)
 	if e != nil {
 		return e
 	}
@@ -341,14 +345,40 @@ func (s *Server) storeError(ctx context.Context, what string, err error) *apiErr
 	}
 }
 
-// readyz answers 200 when the store answers and the dispatcher is ready, else 503.
+// readyProbeTTL is how long a write probe's answer is reused by /readyz: probes cost one small
+// committed transaction, at most one per TTL however often /readyz is asked.
+const readyProbeTTL = time.Second
+
+// readyProbe is the cached answer of the last write probe.
+type readyProbe struct {
+	mu  sync.Mutex
+	at  time.Time // zero: never probed
+	err error
+}
+
+// probeStore commits a small write (store.MetaReadyProbe) and returns its error, reusing an
+// answer younger than readyProbeTTL. Concurrent callers wait for one probe.
+func (s *Server) probeStore(ctx context.Context) error {
+	s.ready.mu.Lock()
+	defer s.ready.mu.Unlock()
+	now := s.clock.Now()
+	if !s.ready.at.IsZero() && now.Sub(s.ready.at) < readyProbeTTL && now.Sub(s.ready.at) >= 0 {
+		return s.ready.err
+	}
+	s.ready.err = s.store.MetaPut(ctx, store.MetaPutParams{Name: store.MetaReadyProbe, Value: now.UTC().Format(time.RFC3339Nano)})
+	s.ready.at = now
+	return s.ready.err
+}
+
+// readyz answers 200 when the store commits a write (a probe, see probeStore: a store that
+// answers reads but cannot commit, such as a full disk or a read-only database, is not ready)
+// and the dispatcher is ready, else 503.
 func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
 	defer cancel()
 	storeOK := "ok"
-	_, err := s.store.CollectionGet(ctx, store.CollectionGetParams{Key: store.CollectionKey{Subscription: "-readyz-", ResourceGroup: "-", Name: "-"}})
-	if err != nil && !errors.Is(err, store.ErrNotFound) {
-		storeOK = "unreachable: " + err.Error()
+	if err := s.probeStore(ctx); err != nil {
+		storeOK = "cannot commit: " + err.Error()
 	}
 	dispOK := "ok"
 	if !s.disp.Ready() {

@@ -4,6 +4,19 @@
 // commits claims and attempt records to the store in transactions of up to BatchSize; a bounded
 // pool of workers runs the attempts (package action).
 //
+// Overload stays with the target that causes it. Attempts queue by target (scheme, host and
+// port; Service Bus namespace), and a worker takes the next task of the next target in turn
+// among those with fewer than TargetConcurrency attempts under way: a target that hangs holds at
+// most TargetConcurrency workers, its other attempts wait without holding one, and the other
+// targets' attempts go ahead. Claims are sized to free capacity (as river's maxJobsToFetch): an
+// occurrence due now is claimed only while the workers have room (Workers plus one batch, less
+// the attempts under way or waiting for a worker) and so has its target (TargetConcurrency plus
+// one batch, less its attempts queued or under way). The rest stay unclaimed in the store
+// (executionCount counts claims, so it does not count them) until room frees; misfire
+// coalescing then applies to them like to occurrences missed while the daemon was down.
+// Occurrences claimed ahead (Lookahead) take no room, so that a burst due at one instant is
+// claimed in full before it is due, but none is claimed while there is no room left.
+//
 // Delivery is at-least-once: an occurrence is claimed durably (as a store.Execution with its
 // execution tag) before its first attempt, and the execution is deleted only in the transaction
 // that records its last attempt. Retries are the execution's DueAt, stored, not sleeps. On start
@@ -31,10 +44,17 @@
 //     execution ends.
 //   - "Run now" is one more execution (it counts toward executionCount and count), expected at
 //     the moment of the request; it runs whatever the job's state and leaves the schedule alone.
-//   - Disabling a job or its collection stops new occurrences; an occurrence already claimed
-//     (its retries, its error action) still finishes. As occurrences are claimed up to Lookahead
-//     early, one due less than Lookahead after the change may still run, and a job's
-//     nextExecutionTime moves on up to Lookahead before the occurrence it replaces has run.
+//     A job has at most one manual run in flight: RunNow returns a RunInFlightError until it
+//     ends (the API also applies the collection's maxRecurrence and state to manual runs).
+//   - A change wins over a claim. Deleting, disabling or updating a job, and disabling,
+//     suspending or deleting its collection, cancels an occurrence claimed ahead whose attempt
+//     has not started: its execution is deleted with no history and does not count in
+//     executionCount. The API schedules an updated job at that occurrence again, so it runs
+//     once, as updated; a change that comes after its attempt started does not make it run
+//     twice (the loop does not claim an occurrence at or before one it has started). An
+//     execution whose attempt has started (its retries, its error action) still finishes.
+//     A job's nextExecutionTime moves on up to Lookahead before the occurrence it replaces has
+//     run.
 //   - A failed attempt that will be retried is recorded as Failed; this dispatcher records no
 //     Postponed attempts.
 //   - An occurrence is faulted when its main action failed after its retries and it has no error
@@ -109,6 +129,11 @@ type Config struct {
 	Region        string        // x-ms-scheduler-execution-region
 	BatchSize     int           // claims or records per transaction (256)
 	ShutdownGrace time.Duration // how long Run waits for running attempts on shutdown (8 s)
+	// TargetConcurrency bounds the attempts under way to one target (scheme, host and port;
+	// Service Bus namespace): its other attempts wait without holding a worker, and its
+	// occurrences are not claimed while it has TargetConcurrency+BatchSize queued or under way
+	// (Workers/4, at least 1).
+	TargetConcurrency int
 
 	PurgeInterval time.Duration // how often history and final jobs are purged (1 h)
 	Retention     time.Duration // history age and final jobs' age before purge (60 days)
@@ -136,6 +161,25 @@ type Dispatcher struct {
 	ran   atomic.Bool // Run runs once per Dispatcher
 	// pendingClaims counts claims sent to the writer and not yet answered (for the backlog gauge).
 	pendingClaims atomic.Int64
+	// parked: the loop holds due occurrences it could not claim for want of capacity; the
+	// workers wake it when an attempt ends.
+	parked atomic.Int64
+	// manual holds the execution tag of each job's manual run in flight.
+	manualMu sync.Mutex
+	manual   map[int64]string
+}
+
+// RunInFlightError is RunNow's answer when the job's previous manual run has not ended: a job
+// runs manually once at a time, so that a job whose action runs itself cannot multiply.
+type RunInFlightError struct {
+	Tag string // the execution tag of the run in flight
+}
+
+// InFlightTag is the execution tag of the run in flight (what the API names in its 409).
+func (e *RunInFlightError) InFlightTag() string { return e.Tag }
+
+func (e *RunInFlightError) Error() string {
+	return "a manual run of the job is in flight (execution tag " + e.Tag + ")"
 }
 
 // New returns a Dispatcher; it does no I/O.
@@ -170,6 +214,9 @@ func New(cfg Config) (*Dispatcher, error) {
 	if cfg.BatchSize <= 0 {
 		cfg.BatchSize = DefaultBatchSize
 	}
+	if cfg.TargetConcurrency <= 0 {
+		cfg.TargetConcurrency = max(cfg.Workers/4, 1)
+	}
 	if cfg.ShutdownGrace <= 0 {
 		cfg.ShutdownGrace = DefaultShutdownGrace
 	}
@@ -195,12 +242,21 @@ func New(cfg Config) (*Dispatcher, error) {
 			Clock: cfg.Clock, Transport: cfg.Transport, RootCAs: cfg.RootCAs, Timeout: cfg.AttemptTimeout,
 			OAuthAuthority: cfg.OAuthAuthority, StorageQueueEndpoint: cfg.StorageQueueEndpoint, Logger: cfg.Logger,
 		}),
-		tasks: newTaskQueue(),
-		ops:   make(chan op, 4*cfg.BatchSize),
+		tasks:  newTaskQueue(cfg.TargetConcurrency),
+		manual: map[int64]string{},
+		ops:    make(chan op, 4*cfg.BatchSize),
 	}
 	d.inbox.wake = make(chan struct{}, 1)
+	d.tasks.freed = func() {
+		if d.parked.Load() > 0 { // the loop waits for capacity
+			select {
+			case d.inbox.wake <- struct{}{}:
+			default:
+			}
+		}
+	}
 	m, err := newMetrics(cfg.Registerer, func() float64 {
-		return float64(d.tasks.len()) + float64(d.pendingClaims.Load())
+		return float64(d.tasks.len()) + float64(d.pendingClaims.Load()) + float64(d.parked.Load())
 	})
 	if err != nil {
 		return nil, fmt.Errorf("dispatch: metrics: %w", err)
@@ -227,6 +283,20 @@ func (d *Dispatcher) CollectionChanged(collectionID int64) {
 // claimed durably before RunNow returns; it counts as an execution of the job. It returns
 // store.ErrNotFound (wrapped) when the job does not exist.
 func (d *Dispatcher) RunNow(ctx context.Context, jobID int64) error {
+	tag := uuid.NewString()
+	d.manualMu.Lock()
+	if inFlight, ok := d.manual[jobID]; ok {
+		d.manualMu.Unlock()
+		return fmt.Errorf("run now: %w", &RunInFlightError{Tag: inFlight})
+	}
+	d.manual[jobID] = tag
+	d.manualMu.Unlock()
+	claimed := false
+	defer func() {
+		if !claimed {
+			d.manualDone(jobID, tag)
+		}
+	}()
 	j, err := d.store.JobGetByID(ctx, store.JobGetByIDParams{ID: jobID})
 	if err != nil {
 		return fmt.Errorf("run now: %w", err)
@@ -234,7 +304,7 @@ func (d *Dispatcher) RunNow(ctx context.Context, jobID int64) error {
 	now := d.clock.Now()
 	res, err := d.store.ExecutionClaimMany(ctx, store.ExecutionClaimManyParams{Now: now, Claims: []store.ExecutionClaim{{
 		Execution: store.Execution{
-			JobID: jobID, Tag: uuid.NewString(), Scheduled: now, Manual: true, Phase: store.ActionMain, DueAt: now, ClaimedAt: now,
+			JobID: jobID, Tag: tag, Scheduled: now, Manual: true, Phase: store.ActionMain, DueAt: now, ClaimedAt: now,
 		},
 	}}})
 	if err != nil {
@@ -243,11 +313,21 @@ func (d *Dispatcher) RunNow(ctx context.Context, jobID int64) error {
 	if res[0].Err != nil {
 		return fmt.Errorf("run now: %w", res[0].Err)
 	}
+	claimed = true
 	e := res[0].Execution
 	d.inbox.post(event{kind: evClaimedElsewhere, id: jobID, prev: j.Version, version: res[0].Version, count: e.RepeatCount})
 	d.log.Info("manual run claimed", "job_id", jobID, "execution_tag", e.Tag)
-	d.tasks.push(task{exec: *e, job: j})
+	d.tasks.push(task{exec: *e, job: j, target: d.target(j.Properties, store.ActionMain)})
 	return nil
+}
+
+// manualDone says a job's manual run (tag) has ended.
+func (d *Dispatcher) manualDone(jobID int64, tag string) {
+	d.manualMu.Lock()
+	if d.manual[jobID] == tag {
+		delete(d.manual, jobID)
+	}
+	d.manualMu.Unlock()
 }
 
 // Run loads the schedule and fires jobs until ctx is done; it may be called once. On return no

@@ -501,7 +501,7 @@ func TestASlowAttemptHoldsBackOtherRecordsAtMostAQuarterSecond(t *testing.T) {
 	var once sync.Once
 	unblock := func() { once.Do(func() { close(release) }) }
 	defer unblock()
-	e := newEnv(t, t0, nil)
+	e := newEnv(t, t0, func(c *dispatch.Config) { c.TargetConcurrency = 2 }) // both on one target
 	e.start()
 	for _, name := range []string{"slow", "quick"} {
 		p := everyMinute(t0.Add(time.Minute))
@@ -536,26 +536,41 @@ func TestASlowAttemptHoldsBackOtherRecordsAtMostAQuarterSecond(t *testing.T) {
 	}
 }
 
-// TestAnOccurrenceClaimedAheadTakesADefinitionChangedBeforeItIsDue: the job is decoded when its
-// occurrence is claimed ahead; a change that comes before the occurrence is due still applies.
-func TestAnOccurrenceClaimedAheadTakesADefinitionChangedBeforeItIsDue(t *testing.T) {
+// TestAChangeCancelsAnOccurrenceClaimedAhead: an occurrence claimed ahead that has not started
+// is cancelled by a change of its job (here one that keeps it due at the same time): it never
+// runs, its execution is gone and it does not count; the occurrence runs once, as changed.
+func TestAChangeCancelsAnOccurrenceClaimedAhead(t *testing.T) {
 	tg := newTarget(t)
-	e := newEnv(t, t0, nil) // Lookahead 500 ms
+	e := newEnv(t, t0, func(c *dispatch.Config) { c.Workers = 1 }) // Lookahead 500 ms
 	props := everyMinute(t0.Add(time.Minute))
 	props.Action = httpAction(tg.URL + "/old")
 	e.putJob("j", props, "Enabled")
 	e.start()
 	e.clock.Set(t0.Add(time.Minute - 400*time.Millisecond))
 	claimed := e.claimed()
-	props.Action = httpAction(tg.URL + "/new")
-	e.putJob("j", props, "Enabled")
+	// The update, as the API makes it: status kept, scheduled at the claimed occurrence again.
+	j := e.job(claimed.JobID)
+	j.Properties.Action = httpAction(tg.URL + "/new")
+	j.Status.NextExecutionTime = t0.Add(time.Minute)
+	if _, _, err := e.store.JobPut(t.Context(), store.JobPutParams{Job: *j, ExpectVersion: j.Version, Now: e.clock.Now()}); err != nil {
+		t.Fatal(err)
+	}
+	e.disp.JobChanged(j.ID)
 	e.settle()
 	e.clock.Set(t0.Add(time.Minute))
-	for {
-		h := tg.next(t)
-		if h.Header.Get("x-ms-execution-tag") == claimed.Tag {
-			equal(t, "path of the occurrence claimed before the change", h.Path, "/new")
-			return
-		}
+	h := tg.next(t)
+	equal(t, "the occurrence, as changed", h.Path, "/new")
+	if h.Header.Get("x-ms-execution-tag") == claimed.Tag {
+		t.Fatal("the occurrence claimed before the change ran")
 	}
+	r := e.record()
+	equal(t, "record", [2]any{r.History.ExpectedExecutionTime, r.History.RepeatCount}, [2]any{t0.Add(time.Minute), 1})
+	// The next occurrence (one worker: after the cancelled one, had it run) is the only other.
+	e.clock.Set(t0.Add(2 * time.Minute))
+	equal(t, "next request", tg.next(t).Path, "/new")
+	e.record()
+	equal(t, "requests", len(tg.hits), 0)
+	equal(t, "history entries", len(e.history(j)), 2)
+	equal(t, "unfinished executions", len(e.unfinished()), 0)
+	equal(t, "executions", e.job(j.ID).Status.ExecutionCount, 2)
 }

@@ -86,21 +86,28 @@ type entry struct {
 	next         time.Time
 	version      int64
 	execCount    int
-	item         *item // in the heap while waiting for next; nil while claiming or parked
-	claiming     bool  // a claim is in the writer
-	dirty        bool  // changed while claiming: reload when the claim is answered
+	target       string // of its main action (interned)
+	item         *item  // in the heap while waiting for next; nil while claiming or parked
+	claiming     bool   // a claim is in the writer
+	dirty        bool   // changed while claiming: reload when the claim is answered
+	parked       bool   // due, waiting in loop.parked for capacity
+	// started is the scheduled time (Unix ns) of the latest occurrence handed to the workers:
+	// a change that comes too late to cancel it must not schedule it again.
+	started int64
 }
 
 // item is a heap element: when to claim a job's next occurrence (Lookahead before it is due) or
 // when an execution's next attempt is due.
 type item struct {
-	at    time.Time
-	seq   uint64
-	entry *entry
-	exec  *store.Execution
-	job   *store.Job // the exec's job as last known (nil: the worker loads it)
-	def   string     // the entry definition job was decoded from ("": not from one)
-	index int
+	at     time.Time
+	seq    uint64
+	entry  *entry
+	exec   *store.Execution
+	job    *store.Job // the exec's job as last known (nil: the worker loads it)
+	def    string     // the entry definition job was decoded from ("": not from one)
+	target string     // the exec's target ("": from job)
+	ahead  bool       // an occurrence claimed ahead, in loop.ahead: not started
+	index  int
 }
 
 type timeHeap []*item
@@ -142,10 +149,24 @@ type loop struct {
 	heap    timeHeap
 	seq     uint64
 	resumed int
+	// targets interns the entries' targets, counting the entries that use each.
+	targets map[string]*sharedTarget
+	// parked holds, by target, due entries not claimed for want of capacity (in due order;
+	// entries no longer parked are skipped); parkedN counts them.
+	parked  map[string][]*entry
+	parkedN int
+	// claimingDue counts the claims in the writer of occurrences already due, by target and in
+	// all (claimingDueAll): capacity they will take.
+	claimingDue    map[string]int
+	claimingDueAll int
+	// ahead holds, by job, the heap items of occurrences claimed ahead: not started, so that a
+	// change of the job cancels them.
+	ahead map[int64][]*item
 }
 
 func newLoop(d *Dispatcher) *loop {
-	return &loop{d: d, entries: map[int64]*entry{}, rules: ruleCache{}}
+	return &loop{d: d, entries: map[int64]*entry{}, rules: ruleCache{}, targets: map[string]*sharedTarget{},
+		parked: map[string][]*entry{}, claimingDue: map[string]int{}, ahead: map[int64][]*item{}}
 }
 
 func (l *loop) push(at time.Time, e *entry, x *store.Execution) *item {
@@ -156,10 +177,11 @@ func (l *loop) push(at time.Time, e *entry, x *store.Execution) *item {
 }
 
 // pushExec schedules an execution's next attempt; job is its job as known (nil: unknown),
-// decoded from the entry definition def ("": not from one).
-func (l *loop) pushExec(x *store.Execution, job *store.Job, def string) {
+// decoded from the entry definition def ("": not from one), target its attempt's target.
+func (l *loop) pushExec(x *store.Execution, job *store.Job, def, target string) *item {
 	it := l.push(x.DueAt, nil, x)
-	it.job, it.def = job, def
+	it.job, it.def, it.target = job, def, target
+	return it
 }
 
 // load reads the schedulable jobs and the unfinished executions, page by page.
@@ -186,7 +208,7 @@ func (l *loop) load(ctx context.Context) error {
 		}
 		for _, x := range execs {
 			after = x.ID
-			l.pushExec(x, nil, "")
+			l.pushExec(x, nil, "", "")
 			l.resumed++
 		}
 		if len(execs) < DefaultLoadPage {
@@ -228,8 +250,30 @@ func (l *loop) put(j *store.Job) {
 		l.drop(j.ID)
 		return
 	}
+	next := j.Status.NextExecutionTime
+	var started int64
+	if old != nil {
+		old.parked = false
+		started = old.started
+		for next.UnixNano() <= started {
+			n, ok := rule.Next(next)
+			if !ok {
+				if l.entries[j.ID] != nil {
+					l.drop(j.ID)
+				} else {
+					l.rules.release(key)
+				}
+				return
+			}
+			next = n
+		}
+	}
 	e := &entry{id: j.ID, collectionID: j.CollectionID, def: def, rule: rule, ruleKey: key,
-		next: j.Status.NextExecutionTime, version: j.Version, execCount: j.Status.ExecutionCount}
+		next: next, version: j.Version, execCount: j.Status.ExecutionCount, started: started,
+		target: l.intern(l.d.target(j.Properties, store.ActionMain))}
+	if cur := l.entries[j.ID]; cur != nil {
+		l.releaseTarget(cur.target)
+	}
 	e.item = l.push(e.next.Add(-l.d.cfg.Lookahead), e, nil)
 	l.entries[j.ID] = e
 }
@@ -252,6 +296,29 @@ func (l *loop) reload(ctx context.Context, id int64) {
 	l.put(j)
 }
 
+type sharedTarget struct {
+	key  string
+	refs int
+}
+
+// intern returns the loop's copy of a target, counted until releaseTarget.
+func (l *loop) intern(t string) string {
+	if c := l.targets[t]; c != nil {
+		c.refs++
+		return c.key
+	}
+	l.targets[t] = &sharedTarget{key: t, refs: 1}
+	return t
+}
+
+func (l *loop) releaseTarget(t string) {
+	if c := l.targets[t]; c != nil {
+		if c.refs--; c.refs <= 0 {
+			delete(l.targets, t)
+		}
+	}
+}
+
 // drop forgets a job: out of the heap, its rule released.
 func (l *loop) drop(id int64) {
 	if e := l.entries[id]; e != nil {
@@ -259,13 +326,27 @@ func (l *loop) drop(id int64) {
 			heap.Remove(&l.heap, e.item.index)
 			e.item = nil
 		}
+		e.parked = false
 		l.rules.release(e.ruleKey)
+		l.releaseTarget(e.target)
 		delete(l.entries, id)
 	}
 }
 
-// reloadCollection drops every job of a collection and loads back the ones that can fire.
+// reloadCollection drops every job of a collection and loads back the ones that can fire; the
+// occurrences claimed ahead of the others (the collection disabled, suspended or deleted) are
+// cancelled.
 func (l *loop) reloadCollection(ctx context.Context, id int64) {
+	defer func() {
+		for jid, list := range l.ahead {
+			if e := l.entries[jid]; e != nil && e.collectionID == id {
+				continue // still schedulable
+			}
+			if len(list) > 0 && list[0].job != nil && list[0].job.CollectionID == id {
+				l.cancelAhead(ctx, jid)
+			}
+		}
+	}()
 	for jid, e := range l.entries {
 		if e.collectionID == id {
 			if e.claiming {
@@ -299,26 +380,47 @@ func (l *loop) run(ctx context.Context) {
 	timer := l.d.clock.NewTimer(time.Hour)
 	defer timer.Stop()
 	for {
+		// The time is read before the events are taken: a change posted before the clock
+		// reached an occurrence's due time is handled before that occurrence starts.
+		now := l.d.clock.Now()
 		for _, ev := range l.d.inbox.take() {
 			l.handle(ctx, ev)
 		}
-		now := l.d.clock.Now()
+		room := l.capacity()
 		var claims []*claimOp
+		if l.parkedN > 0 {
+			claims = l.unpark(now, room, claims)
+		}
 		for n := 0; n < maxPop && len(l.heap) > 0 && !l.heap[0].at.After(now); n++ {
 			it, ok := heap.Pop(&l.heap).(*item)
 			if !ok {
 				continue
 			}
 			if it.exec != nil {
-				l.resume(it.exec, it.job, it.def)
+				if it.ahead {
+					l.unahead(it)
+					if e := l.entries[it.exec.JobID]; e != nil {
+						e.started = max(e.started, it.exec.Scheduled.UnixNano())
+					}
+				}
+				l.resume(it.exec, it.job, it.def, it.target)
 				continue
 			}
 			e := it.entry
 			e.item = nil
+			if !room.admit(e, now) {
+				l.park(e)
+				continue
+			}
 			claims = append(claims, l.claim(e, now))
 		}
+		l.d.parked.Store(int64(l.parkedN))
 		for _, c := range claims {
 			l.d.pendingClaims.Add(1)
+			if c.due {
+				l.claimingDue[c.target]++
+				l.claimingDueAll++
+			}
 			select {
 			case l.d.ops <- op{claim: c}:
 			case <-ctx.Done():
@@ -346,6 +448,85 @@ func (l *loop) run(ctx context.Context) {
 	}
 }
 
+// capacity is what a loop turn may claim: claims are sized to the free capacity of the workers
+// (Workers plus one batch of claims, less the attempts under way or waiting for a worker) and of
+// each target (TargetConcurrency plus one batch, less its attempts queued or under way), so
+// that a backlog waits in the store, unclaimed, where misfire coalescing finds it. An
+// occurrence due now takes one unit of both; one claimed ahead takes none (the burst of
+// occurrences due together is claimed ahead in full) but is not claimed while there is no
+// capacity left.
+type capacity struct {
+	l       *loop
+	free    int
+	targets map[string]int
+}
+
+func (l *loop) capacity() *capacity {
+	cfg := l.d.cfg
+	return &capacity{l: l, free: cfg.Workers + cfg.BatchSize - l.d.tasks.workerLoad() - l.claimingDueAll}
+}
+
+// admit says whether e's occurrence may be claimed now, and takes its capacity.
+func (c *capacity) admit(e *entry, now time.Time) bool {
+	if c.free <= 0 {
+		return false
+	}
+	if c.targets == nil {
+		c.targets = map[string]int{}
+	}
+	tf, ok := c.targets[e.target]
+	if !ok {
+		cfg := c.l.d.cfg
+		tf = cfg.TargetConcurrency + cfg.BatchSize - c.l.d.tasks.laneLoad(e.target) - c.l.claimingDue[e.target]
+	}
+	if tf <= 0 {
+		c.targets[e.target] = tf
+		return false
+	}
+	if !e.next.After(now) {
+		c.free--
+		tf--
+	}
+	c.targets[e.target] = tf
+	return true
+}
+
+// park keeps a due entry that cannot be claimed yet.
+func (l *loop) park(e *entry) {
+	e.parked = true
+	l.parked[e.target] = append(l.parked[e.target], e)
+	l.parkedN++
+}
+
+// unpark claims the parked entries that capacity now admits, oldest first in each target.
+func (l *loop) unpark(now time.Time, room *capacity, claims []*claimOp) []*claimOp {
+	for t, es := range l.parked {
+		if room.free <= 0 {
+			break
+		}
+		i := 0
+		for ; i < len(es); i++ {
+			e := es[i]
+			if !e.parked || l.entries[e.id] != e {
+				continue // changed or dropped since
+			}
+			if !room.admit(e, now) {
+				break
+			}
+			e.parked = false
+			claims = append(claims, l.claim(e, now))
+		}
+		l.parkedN -= i
+		if i == len(es) {
+			delete(l.parked, t)
+		} else {
+			clear(es[:i])
+			l.parked[t] = es[i:]
+		}
+	}
+	return claims
+}
+
 // claim builds the claim of e's due occurrence, coalescing misfired ones.
 func (l *loop) claim(e *entry, now time.Time) *claimOp {
 	scheduled, missed := e.next, 0
@@ -367,9 +548,11 @@ func (l *loop) claim(e *entry, now time.Time) *claimOp {
 	}
 	e.claiming = true
 	return &claimOp{
-		entry: e,
-		job:   l.job(e),
-		def:   e.def,
+		entry:  e,
+		job:    l.job(e),
+		def:    e.def,
+		target: e.target,
+		due:    !scheduled.After(now),
 		claim: store.ExecutionClaim{
 			Execution: store.Execution{
 				JobID: e.id, Tag: uuid.NewString(), Scheduled: scheduled, Missed: missed, Phase: store.ActionMain,
@@ -385,16 +568,65 @@ func (l *loop) claim(e *entry, now time.Time) *claimOp {
 // when the loop has it (else the worker loads it: no I/O on the loop). An occurrence claimed
 // ahead keeps the job decoded at its claim unless the definition changed since: no decoding in
 // the burst of attempts falling due together.
-func (l *loop) resume(x *store.Execution, job *store.Job, def string) {
+func (l *loop) resume(x *store.Execution, job *store.Job, def, target string) {
 	if e := l.entries[x.JobID]; e != nil && (job == nil || e.def != def) {
 		job = l.job(e)
+		target = e.target
+		if x.Phase != store.ActionMain && job != nil {
+			target = l.d.target(job.Properties, x.Phase)
+		}
 	}
-	l.d.tasks.push(task{exec: *x, job: job})
+	l.d.tasks.push(task{exec: *x, job: job, target: target})
+}
+
+// unahead takes an item off loop.ahead (its occurrence is starting).
+func (l *loop) unahead(it *item) {
+	if !it.ahead {
+		return
+	}
+	it.ahead = false
+	list := l.ahead[it.exec.JobID]
+	for i, o := range list {
+		if o == it {
+			list = append(list[:i], list[i+1:]...)
+			break
+		}
+	}
+	if len(list) == 0 {
+		delete(l.ahead, it.exec.JobID)
+	} else {
+		l.ahead[it.exec.JobID] = list
+	}
+}
+
+// cancelAhead cancels the occurrences of a job claimed ahead that have not started: a change of
+// the job (deleted, disabled, updated, its collection disabled) wins over them. Their executions
+// are deleted from the store, with no history.
+func (l *loop) cancelAhead(ctx context.Context, jobID int64) {
+	list := l.ahead[jobID]
+	if len(list) == 0 {
+		return
+	}
+	delete(l.ahead, jobID)
+	for _, it := range list {
+		it.ahead = false
+		heap.Remove(&l.heap, it.index)
+		x := it.exec
+		l.d.log.Info("occurrence claimed ahead cancelled: its job changed", "job_id", x.JobID, "execution_tag", x.Tag,
+			"expected_execution_time", x.Scheduled)
+		r := &recordOp{exec: *x, rec: store.AttemptRecord{ExecutionID: x.ID, JobID: x.JobID, Finished: true, Cancelled: true}}
+		select {
+		case l.d.ops <- op{record: r}:
+		case <-ctx.Done():
+			return
+		}
+	}
 }
 
 func (l *loop) handle(ctx context.Context, ev event) {
 	switch ev.kind {
 	case evJobChanged:
+		l.cancelAhead(ctx, ev.id)
 		l.reload(ctx, ev.id)
 	case evCollectionChanged:
 		l.reloadCollection(ctx, ev.id)
@@ -407,13 +639,19 @@ func (l *loop) handle(ctx context.Context, ev event) {
 	case evRecorded:
 		l.recorded(ev)
 	case evReschedule:
-		l.pushExec(ev.exec, nil, "")
+		l.pushExec(ev.exec, nil, "", "")
 	}
 }
 
 func (l *loop) claimed(ctx context.Context, ev event) {
 	for i, c := range ev.claims {
 		l.d.pendingClaims.Add(-1)
+		if c.due {
+			if l.claimingDue[c.target]--; l.claimingDue[c.target] <= 0 {
+				delete(l.claimingDue, c.target)
+			}
+			l.claimingDueAll--
+		}
 		e := c.entry
 		e.claiming = false
 		if ev.claimErr != nil {
@@ -433,9 +671,13 @@ func (l *loop) claimed(ctx context.Context, ev event) {
 		}
 		x := res.Execution
 		if x.DueAt.After(l.d.clock.Now()) {
-			l.pushExec(x, c.job, c.def) // claimed ahead: the attempt starts when due
+			// Claimed ahead: the attempt starts when due, unless a change cancels it first.
+			it := l.pushExec(x, c.job, c.def, c.target)
+			it.ahead = true
+			l.ahead[x.JobID] = append(l.ahead[x.JobID], it)
 		} else {
-			l.d.tasks.push(task{exec: *x, job: c.job})
+			l.d.tasks.push(task{exec: *x, job: c.job, target: c.target})
+			e.started = max(e.started, x.Scheduled.UnixNano())
 		}
 		if l.entries[e.id] != e {
 			continue // dropped while claiming
@@ -462,7 +704,11 @@ func (l *loop) recorded(ev event) {
 		if !r.rec.Next.IsZero() {
 			x := r.exec
 			x.Phase, x.Attempt, x.DueAt = r.rec.Phase, r.rec.Attempt, r.rec.Next
-			l.pushExec(&x, r.job, "")
+			target := ""
+			if r.job != nil {
+				target = l.d.target(r.job.Properties, x.Phase)
+			}
+			l.pushExec(&x, r.job, "", target)
 		}
 		e := l.entries[r.rec.JobID]
 		if e == nil {

@@ -17,39 +17,87 @@ import (
 	"github.com/schedulerhq/terraform-provider-scheduler/internal/wire"
 )
 
-// task is one attempt to make: a claimed execution and the job it belongs to (definition sealed).
+// task is one attempt to make: a claimed execution and the job it belongs to (definition sealed),
+// and the target the attempt connects to ("" when the job is not loaded yet).
 type task struct {
-	exec store.Execution
-	job  *store.Job
+	exec   store.Execution
+	job    *store.Job
+	target string
 }
 
-// taskQueue is an unbounded FIFO of tasks for the workers. Unbounded so that the writer and the
-// loop never block on busy workers (the workers block on the writer: no cycle); its length is
-// the backlog.
+// lane is the queue of one target: its tasks waiting to start and its attempts under way.
+type lane struct {
+	key     string
+	items   []task
+	head    int
+	running int
+	ready   bool // in taskQueue.ready
+}
+
+func (l *lane) queued() int { return len(l.items) - l.head }
+
+// taskQueue is an unbounded queue of tasks for the workers, one FIFO lane per target. A worker
+// takes the next task of the next lane in turn (round robin) among the lanes with fewer than
+// limit attempts under way, so that a target that hangs holds at most limit workers and its
+// queued tasks hold none. Unbounded so that the writer and the loop never block on busy workers
+// (the workers block on the writer: no cycle); the loop bounds what it claims (free, budget).
 type taskQueue struct {
 	mu     sync.Mutex
 	cond   *sync.Cond
-	items  []task
-	head   int
-	closed bool
+	limit  int
+	lanes  map[string]*lane
+	ready  []*lane // lanes with a queued task and a free slot, in turn
+	rhead  int
+	queued int // tasks waiting, every lane
+	// blocked counts the tasks waiting in lanes at their limit: they wait for their target,
+	// not for a worker.
+	blocked int
+	closed  bool
 	// running counts the tasks taken and not yet done.
 	running int
 	// idle is signalled when no task is queued or running any more (the writer commits records
 	// when no attempt waits to start or is under way).
 	idle chan struct{}
+	// freed, when set, is called (without the lock) when an attempt ends.
+	freed func()
 }
 
-func newTaskQueue() *taskQueue {
-	q := &taskQueue{idle: make(chan struct{}, 1)}
+func newTaskQueue(limit int) *taskQueue {
+	q := &taskQueue{idle: make(chan struct{}, 1), limit: limit, lanes: map[string]*lane{}}
 	q.cond = sync.NewCond(&q.mu)
 	return q
+}
+
+// blockedOf is what a lane adds to q.blocked.
+func (q *taskQueue) blockedOf(l *lane) int {
+	if l.running >= q.limit {
+		return l.queued()
+	}
+	return 0
+}
+
+// markReady puts a lane that can start a task in turn.
+func (q *taskQueue) markReady(l *lane) {
+	if !l.ready && l.queued() > 0 && l.running < q.limit {
+		l.ready = true
+		q.ready = append(q.ready, l)
+		q.cond.Signal()
+	}
 }
 
 func (q *taskQueue) push(t task) {
 	q.mu.Lock()
 	if !q.closed {
-		q.items = append(q.items, t)
-		q.cond.Signal()
+		l := q.lanes[t.target]
+		if l == nil {
+			l = &lane{key: t.target}
+			q.lanes[t.target] = l
+		}
+		q.blocked -= q.blockedOf(l)
+		l.items = append(l.items, t)
+		q.queued++
+		q.blocked += q.blockedOf(l)
+		q.markReady(l)
 	}
 	q.mu.Unlock()
 }
@@ -59,46 +107,88 @@ func (q *taskQueue) push(t task) {
 func (q *taskQueue) pop() (task, bool) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	for !q.closed && q.head == len(q.items) {
+	for !q.closed && q.rhead == len(q.ready) {
 		q.cond.Wait()
 	}
 	if q.closed {
 		return task{}, false
 	}
-	t := q.items[q.head]
-	q.items[q.head] = task{}
-	q.head++
-	if q.head == len(q.items) {
-		q.items, q.head = q.items[:0], 0
+	l := q.ready[q.rhead]
+	q.ready[q.rhead] = nil
+	q.rhead++
+	if q.rhead == len(q.ready) {
+		q.ready, q.rhead = q.ready[:0], 0
 	}
+	l.ready = false
+	q.blocked -= q.blockedOf(l)
+	t := l.items[l.head]
+	l.items[l.head] = task{}
+	l.head++
+	if l.head == len(l.items) {
+		l.items, l.head = l.items[:0], 0
+	}
+	l.running++
+	q.queued--
 	q.running++
+	q.blocked += q.blockedOf(l)
+	q.markReady(l) // back in turn, behind the others
 	return t, true
 }
 
 // done says a task taken by pop is over.
-func (q *taskQueue) done() {
+func (q *taskQueue) done(target string) {
 	q.mu.Lock()
-	defer q.mu.Unlock()
+	l := q.lanes[target]
+	q.blocked -= q.blockedOf(l)
+	l.running--
 	q.running--
-	if q.running == 0 && q.head == len(q.items) {
+	q.blocked += q.blockedOf(l)
+	q.markReady(l)
+	if l.running == 0 && l.queued() == 0 {
+		delete(q.lanes, target)
+	}
+	if q.running == 0 && q.queued == 0 {
 		select {
 		case q.idle <- struct{}{}:
 		default:
 		}
+	}
+	freed := q.freed
+	q.mu.Unlock()
+	if freed != nil {
+		freed()
 	}
 }
 
 func (q *taskQueue) len() int {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	return len(q.items) - q.head
+	return q.queued
 }
 
 // busy reports whether a task is queued or running.
 func (q *taskQueue) busy() bool {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	return q.running > 0 || q.head < len(q.items)
+	return q.running > 0 || q.queued > 0
+}
+
+// workerLoad is the attempts under way and the tasks waiting for a worker (not those waiting
+// for their target): what the loop sizes its claims by.
+func (q *taskQueue) workerLoad() int {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return q.running + q.queued - q.blocked
+}
+
+// laneLoad is a target's tasks queued or under way.
+func (q *taskQueue) laneLoad(target string) int {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if l := q.lanes[target]; l != nil {
+		return l.running + l.queued()
+	}
+	return 0
 }
 
 func (q *taskQueue) close() {
@@ -116,13 +206,14 @@ func (d *Dispatcher) worker(attemptCtx context.Context) {
 		if !ok {
 			return
 		}
+		from := t.target // its lane (work may move the task to another)
 		if r, ok := d.work(attemptCtx, t); ok {
 			select {
 			case d.ops <- op{record: r}:
 			case <-attemptCtx.Done():
 			}
 		}
-		d.tasks.done() // after its record is queued: when the queue is idle, every record is in
+		d.tasks.done(from) // after its record is queued: when the queue is idle, every record is in
 		if attemptCtx.Err() != nil {
 			return
 		}
@@ -134,6 +225,9 @@ func (d *Dispatcher) work(attemptCtx context.Context, t task) (*recordOp, bool) 
 	if t.job == nil {
 		j, err := d.store.JobGetByID(attemptCtx, store.JobGetByIDParams{ID: t.exec.JobID})
 		if errors.Is(err, store.ErrNotFound) {
+			if t.exec.Manual {
+				d.manualDone(t.exec.JobID, t.exec.Tag)
+			}
 			return nil, false // deleted, with its executions
 		}
 		if err != nil {
@@ -145,6 +239,12 @@ func (d *Dispatcher) work(attemptCtx context.Context, t task) (*recordOp, bool) 
 			return nil, false
 		}
 		t.job = j
+		if to := d.target(j.Properties, t.exec.Phase); to != t.target {
+			// Now that its target is known, the task waits in that target's lane.
+			t.target = to
+			d.tasks.push(t)
+			return nil, false
+		}
 	}
 	return d.attempt(attemptCtx, t)
 }

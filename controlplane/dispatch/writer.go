@@ -15,10 +15,12 @@ type op struct {
 }
 
 type claimOp struct {
-	entry *entry
-	job   *store.Job // decoded from def
-	def   string
-	claim store.ExecutionClaim
+	entry  *entry
+	job    *store.Job // decoded from def
+	def    string
+	target string
+	due    bool // due when claimed (not ahead): it takes capacity
+	claim  store.ExecutionClaim
 }
 
 type recordOp struct {
@@ -46,11 +48,16 @@ func (d *Dispatcher) writer(ctx context.Context) {
 	var (
 		claims  []*claimOp
 		records []*recordOp
-		since   time.Time // when the oldest record waiting came
+		cancels []*recordOp // cancelled executions: committed first, before the claims that follow them
+		since   time.Time   // when the oldest record waiting came
 	)
 	add := func(o op) {
 		if o.claim != nil {
 			claims = append(claims, o.claim)
+		}
+		if o.record != nil && o.record.rec.Cancelled {
+			cancels = append(cancels, o.record)
+			return
 		}
 		if o.record != nil {
 			if len(records) == 0 {
@@ -77,8 +84,8 @@ func (d *Dispatcher) writer(ctx context.Context) {
 			timer.Stop()
 		}
 	}()
-	for open || len(claims) > 0 || len(records) > 0 {
-		if len(claims) == 0 && !recordsNow() {
+	for open || len(claims) > 0 || len(records) > 0 || len(cancels) > 0 {
+		if len(claims) == 0 && len(cancels) == 0 && !recordsNow() {
 			var wait <-chan time.Time
 			if len(records) > 0 {
 				if timer == nil || !timerSince.Equal(since) {
@@ -119,6 +126,21 @@ func (d *Dispatcher) writer(ctx context.Context) {
 			default:
 				break drain
 			}
+		}
+		if len(cancels) > 0 {
+			n := min(len(cancels), d.cfg.BatchSize)
+			batch := cancels[:n:n]
+			cancels = cancels[n:]
+			if failed := d.commitRecords(wctx, batch); len(failed) > 0 {
+				cancels = append(failed, cancels...)
+				t := d.clock.NewTimer(time.Duration(failed[0].tries) * 100 * time.Millisecond)
+				select {
+				case <-t.C():
+				case <-ctx.Done():
+					t.Stop()
+				}
+			}
+			continue
 		}
 		if len(claims) > 0 {
 			n := min(len(claims), d.cfg.BatchSize)
@@ -181,6 +203,9 @@ func (d *Dispatcher) commitRecords(ctx context.Context, batch []*recordOp) []*re
 		return retry
 	}
 	for i, r := range batch {
+		if r.exec.Manual && (r.rec.Finished || res[i].Gone) {
+			d.manualDone(r.exec.JobID, r.exec.Tag)
+		}
 		if res[i].Gone {
 			continue
 		}
@@ -190,7 +215,7 @@ func (d *Dispatcher) commitRecords(ctx context.Context, batch []*recordOp) []*re
 		if res[i].State == store.JobStateFaulted && r.rec.Faulted {
 			d.log.Warn("job faulted", "job_id", r.rec.JobID, "execution_tag", r.exec.Tag, "faulted_after", d.cfg.FaultedAfter)
 		}
-		if d.cfg.OnRecord != nil {
+		if d.cfg.OnRecord != nil && !r.rec.Cancelled {
 			d.cfg.OnRecord(r.rec, res[i])
 		}
 	}

@@ -116,6 +116,11 @@ type AttemptRecord struct {
 	// reaches it. A finished Enabled job with nothing scheduled and no other execution becomes
 	// Completed.
 	FaultedAfter int
+	// Cancelled (with Finished): the execution was cancelled before its first attempt (its job
+	// changed after the occurrence was claimed ahead). It is deleted with no history entry, and
+	// its job's ExecutionCount is decremented (it did not execute; Version bumped). Gone when the
+	// execution no longer existed.
+	Cancelled bool
 }
 
 // AttemptRecordManyParams records several attempts in one transaction.

@@ -99,9 +99,11 @@ type CollectionGetParams struct {
 }
 
 // CollectionListParams lists collections of a subscription, optionally of one resource group,
-// ordered by (resource group, name) case-insensitively.
+// ordered by (resource group, name) case-insensitively. Subscription "" lists every
+// subscription's collections (ResourceGroup ignored), ordered by (subscription, resource group,
+// name): for an admin's view, such as the dashboard's.
 type CollectionListParams struct {
-	Subscription  string
+	Subscription  string // "": every subscription
 	ResourceGroup string // "": every resource group
 	Skip, Limit   int    // Limit 0: no limit
 }

@@ -47,6 +47,13 @@ func (ps *problems) enum(path, v string, allowed []string) {
 	}
 }
 
+// enumOptional is enum for a field that may be absent.
+func (ps *problems) enumOptional(path, v string, allowed []string) {
+	if v != "" {
+		ps.enum(path, v, allowed)
+	}
+}
+
 // Validate checks a whole job (SPEC 2 and 4.1) and compiles its recurrence rule. created is the
 // job's creation time, the anchor when there is no startTime (at plan time: now). Every problem is
 // reported with its path relative to the job's properties; the rule is nil when there is any.
@@ -139,13 +146,15 @@ func validateAction(ps *problems, path, typ string, req *wire.HTTPRequest, q *wi
 	for _, k := range others {
 		ps.add(path+"."+k, "is not allowed with a %s action (it takes %s)", t, want)
 	}
-	switch t {
-	case ActionHTTP, ActionHTTPS:
-		if req != nil {
-			validateRequest(ps, path+".request", t, req)
-		}
-	default:
-		ps.add(path+".type", "%s actions are not supported yet by this scheduler: use Http or Https", t)
+	switch {
+	case (t == ActionHTTP || t == ActionHTTPS) && req != nil:
+		validateRequest(ps, path+".request", t, req)
+	case t == ActionStorageQueue && q != nil:
+		validateQueueMessage(ps, path+".queueMessage", q)
+	case t == ActionServiceBusQueue && sbq != nil:
+		validateServiceBus(ps, path+".serviceBusQueueMessage", &sbq.ServiceBusMessage, "queueName", sbq.QueueName)
+	case t == ActionServiceBusTopic && sbt != nil:
+		validateServiceBus(ps, path+".serviceBusTopicMessage", &sbt.ServiceBusMessage, "topicPath", sbt.TopicPath)
 	}
 }
 

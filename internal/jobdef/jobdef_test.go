@@ -65,8 +65,27 @@ func TestValidateProblems(t *testing.T) {
 			`action.errorAction.request.uri: the scheme "https" does not match the action type Http (it must be http)`,
 			`action.errorAction.retryPolicy.retryType: "Sometimes" is not one of None, Fixed`,
 		}},
-		{"service bus", `{"action":{"type":"ServiceBusTopic","serviceBusTopicMessage":{"topicPath":"t","namespace":"n"}}}`,
-			[]string{"action.type: ServiceBusTopic actions are not supported yet by this scheduler: use Http or Https"}},
+		{"service bus", `{"action":{"type":"ServiceBusTopic","serviceBusTopicMessage":{"topicPath":"t","namespace":"n"}}}`, []string{
+			`action.serviceBusTopicMessage.namespace: "n" is not a Service Bus namespace: 6 to 50 letters, digits and hyphens, starting with a letter and not ending with a hyphen`,
+			"action.serviceBusTopicMessage.authentication: is required (type SharedAccessKey with sasKeyName and sasKey)",
+		}},
+		{"service bus fields", `{"action":{"type":"ServiceBusQueue","serviceBusQueueMessage":{"queueName":"q\u0001","namespace":"my-bus","transportType":"Pigeon",` +
+			`"authentication":{"type":"SharedAccessKey","sasKey":"k"},"brokeredMessageProperties":{"timeToLive":"soon","scheduledEnqueueTimeUtc":"tomorrow","messageId":"` + strings.Repeat("m", 129) + `"},` +
+			`"customMessageProperties":{"":"x"}}}}`, []string{
+			`action.serviceBusQueueMessage.queueName: "q\x01" contains a character a Service Bus entity name cannot have (control characters, \, ?, #)`,
+			`action.serviceBusQueueMessage.transportType: "Pigeon" is not one of NotSpecified, NetMessaging, AMQP`,
+			"action.serviceBusQueueMessage.authentication.sasKeyName: is required",
+			"action.serviceBusQueueMessage.brokeredMessageProperties.messageId: is 129 characters long; at most 128 are allowed",
+			`action.serviceBusQueueMessage.brokeredMessageProperties.timeToLive: "soon" is not a positive duration (ISO 8601 such as PT10M, or d.hh:mm:ss)`,
+			`action.serviceBusQueueMessage.brokeredMessageProperties.scheduledEnqueueTimeUtc: "tomorrow" is not an ISO 8601 date-time`,
+			`action.serviceBusQueueMessage.customMessageProperties: "" is not a property name (empty or control characters)`,
+		}},
+		{"storage queue", `{"action":{"type":"StorageQueue","queueMessage":{"storageAccount":"Acct","queueName":"a--b","sasToken":"secret-token"}}}`, []string{
+			`action.queueMessage.storageAccount: "Acct" is not a storage account name: 3 to 24 lower-case letters and digits`,
+			`action.queueMessage.queueName: "a--b" is not a queue name: 3 to 63 lower-case letters, digits and single hyphens, starting and ending with a letter or digit`,
+			"action.queueMessage.sasToken: is not a shared access signature (a query string with sig=...)",
+			"action.queueMessage.message: is required",
+		}},
 		{"faulted state", `{"state":"FAULTED","action":{"type":"Https","request":{"uri":"https://e.com","method":"GET"}}}`,
 			[]string{"state: Faulted is set by the scheduler; a job can be written Enabled or Disabled"}},
 		{"rule and action together", `{"action":{"type":"Https","request":{"uri":"ftp://e.com","method":"GET"}},"recurrence":{"frequency":"Month","schedule":{"monthDays":[0]}}}`, []string{

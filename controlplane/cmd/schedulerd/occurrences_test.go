@@ -71,7 +71,7 @@ const seedJobOut = `2012-08-06T10:00:00Z
 2012-08-15T22:00:00Z
 `
 
-const action = `"action":{"type":"Http","request":{"uri":"http://example.com/hook","method":"POST"}}`
+const httpAction = `"action":{"type":"Http","request":{"uri":"http://example.com/hook","method":"POST"}}`
 
 func TestOccurrencesCommand(t *testing.T) {
 	dir := t.TempDir()
@@ -99,20 +99,20 @@ func TestOccurrencesCommand(t *testing.T) {
 			wantCode: 0, wantStdout: "2012-08-06T22:00:00Z\n2012-08-08T10:00:00Z\n2012-08-08T22:00:00Z\n"},
 		{name: "the startTime worked example",
 			args:     []string{"occurrences", "--now", "2015-04-08T13:00:00Z", "--count", "3"},
-			stdin:    `{"startTime":"2015-04-07T14:00:00Z",` + action + `,"recurrence":{"frequency":"Day","interval":2}}`,
+			stdin:    `{"startTime":"2015-04-07T14:00:00Z",` + httpAction + `,"recurrence":{"frequency":"Day","interval":2}}`,
 			wantCode: 0, wantStdout: "2015-04-09T14:00:00Z\n2015-04-11T14:00:00Z\n2015-04-13T14:00:00Z\n"},
 		{name: "default count is 10",
 			args:     []string{"occurrences", "--now", "2015-04-08T13:00:00Z"},
-			stdin:    `{` + action + `,"recurrence":{"frequency":"Minute","interval":15}}`,
+			stdin:    `{` + httpAction + `,"recurrence":{"frequency":"Minute","interval":15}}`,
 			wantCode: 0, wantStdout: "2015-04-08T13:00:00Z\n2015-04-08T13:15:00Z\n2015-04-08T13:30:00Z\n2015-04-08T13:45:00Z\n2015-04-08T14:00:00Z\n" +
 				"2015-04-08T14:15:00Z\n2015-04-08T14:30:00Z\n2015-04-08T14:45:00Z\n2015-04-08T15:00:00Z\n2015-04-08T15:15:00Z\n"},
 		{name: "zone: printed in UTC",
 			args:     []string{"occurrences", "--now", "2015-03-27T00:00:00Z", "--count", "3"},
-			stdin:    `{"startTime":"2015-03-27T02:30:00",` + action + `,"recurrence":{"frequency":"Day","timeZone":"Europe/Berlin"}}`,
+			stdin:    `{"startTime":"2015-03-27T02:30:00",` + httpAction + `,"recurrence":{"frequency":"Day","timeZone":"Europe/Berlin"}}`,
 			wantCode: 0, wantStdout: "2015-03-27T01:30:00Z\n2015-03-28T01:30:00Z\n2015-03-29T01:30:00Z\n"},
 		{name: "zone: printed in the rule's zone with --zone",
 			args:     []string{"occurrences", "--now", "2015-03-27T00:00:00Z", "--count", "3", "--zone"},
-			stdin:    `{"startTime":"2015-03-27T02:30:00",` + action + `,"recurrence":{"frequency":"Day","timeZone":"Europe/Berlin"}}`,
+			stdin:    `{"startTime":"2015-03-27T02:30:00",` + httpAction + `,"recurrence":{"frequency":"Day","timeZone":"Europe/Berlin"}}`,
 			wantCode: 0, wantStdout: "2015-03-27T02:30:00+01:00\n2015-03-28T02:30:00+01:00\n2015-03-29T03:30:00+02:00\n"},
 		{name: "zone: startTime's offset with --zone, UTC without",
 			args:     []string{"occurrences", "--now", "2026-11-23T00:00:00Z", "--count", "2", "--zone"},
@@ -138,15 +138,15 @@ func TestOccurrencesCommand(t *testing.T) {
 			wantStderr: "schedule.monthDays: allowed only with frequency Month, not Week\n"},
 		{name: "no recurrence, startTime in the future, real clock",
 			args:     []string{"occurrences"},
-			stdin:    `{"startTime":"2999-01-01T00:00:00+01:00",` + action + `}`,
+			stdin:    `{"startTime":"2999-01-01T00:00:00+01:00",` + httpAction + `}`,
 			wantCode: 0, wantStdout: "2998-12-31T23:00:00Z\n"},
 		{name: "no recurrence, startTime past: once, immediately",
 			args:     []string{"occurrences", "--now", "2015-04-08T13:00:00Z"},
-			stdin:    `{"startTime":"2015-04-01",` + action + `}`,
+			stdin:    `{"startTime":"2015-04-01",` + httpAction + `}`,
 			wantCode: 0, wantStdout: "2015-04-08T13:00:00Z\n"},
 		{name: "nothing left to run",
 			args:     []string{"occurrences", "--now", "2015-04-08T13:00:00Z"},
-			stdin:    `{"startTime":"2015-04-01T10:00:00Z",` + action + `,"recurrence":{"frequency":"Day","endTime":"2015-04-05T10:00:00Z"}}`,
+			stdin:    `{"startTime":"2015-04-01T10:00:00Z",` + httpAction + `,"recurrence":{"frequency":"Day","endTime":"2015-04-05T10:00:00Z"}}`,
 			wantCode: 0},
 		{name: "wrong JSON types name their path",
 			args:     []string{"occurrences", "--now", "2015-04-08T13:00:00Z"},
@@ -157,14 +157,14 @@ func TestOccurrencesCommand(t *testing.T) {
 				"properties.recurrence.schedule.monthDays[2]: expected an integer, got a string\n"},
 		{name: "invalid rules: every problem, one per line",
 			args:     []string{"occurrences", "--now", "2015-04-08T13:00:00Z"},
-			stdin:    `{"properties":{` + action + `,"recurrence":{"frequency":"Month","interval":19,"schedule":{"monthDays":[1,2,32],"weekDays":["monday"]}}}}`,
+			stdin:    `{"properties":{` + httpAction + `,"recurrence":{"frequency":"Month","interval":19,"schedule":{"monthDays":[1,2,32],"weekDays":["monday"]}}}}`,
 			wantCode: 2,
 			wantStderr: "properties.recurrence.interval: 19 is outside 1..18 for frequency Month\n" +
 				"properties.recurrence.schedule.weekDays: allowed only with frequency Week, not Month\n" +
 				"properties.recurrence.schedule.monthDays[2]: 32 is outside -31..-1, 1..31\n"},
 		{name: "bare properties: paths relative to them",
 			args:       []string{"occurrences", "--now", "2015-04-08T13:00:00Z"},
-			stdin:      `{"startTime":"2015-02-10T08:00:00Z",` + action + `,"recurrence":{"frequency":"Month","interval":12,"schedule":{"monthDays":[30]}}}`,
+			stdin:      `{"startTime":"2015-02-10T08:00:00Z",` + httpAction + `,"recurrence":{"frequency":"Month","interval":12,"schedule":{"monthDays":[30]}}}`,
 			wantCode:   2,
 			wantStderr: "recurrence.schedule: the rule can never fire: no month it reaches from 2015-02-10T08:00:00Z (every 12) has a matching day and time\n"},
 		{name: "malformed JSON",
@@ -205,7 +205,7 @@ func TestOccurrencesCommandUnknownFlag(t *testing.T) {
 
 func TestOccurrencesCommandMaximum(t *testing.T) {
 	var stdout, stderr bytes.Buffer
-	job := `{"startTime":"2015-01-01T00:00:00Z",` + action + `,"recurrence":{"frequency":"Minute"}}`
+	job := `{"startTime":"2015-01-01T00:00:00Z",` + httpAction + `,"recurrence":{"frequency":"Minute"}}`
 	code := run(context.Background(), []string{"occurrences", "--now", "2015-01-01T00:00:00Z", "--count", "10000"}, strings.NewReader(job), &stdout, &stderr)
 	lines := strings.Split(strings.TrimSuffix(stdout.String(), "\n"), "\n")
 	if code != 0 || stderr.Len() != 0 || len(lines) != 10000 || lines[0] != "2015-01-01T00:00:00Z" || lines[9999] != "2015-01-07T22:39:00Z" {

@@ -21,10 +21,12 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
+	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/action"
 	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/api"
 	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/dispatch"
 	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/secret"
 	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/store/sqlite"
+	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/ui"
 	"github.com/schedulerhq/terraform-provider-scheduler/internal/clock"
 )
 
@@ -42,6 +44,7 @@ type serveConfig struct {
 	tokens         map[string]string // subscription -> token
 	secretKeyFile  string
 	oauthAuthority string
+	storageQueue   string // --storage-queue-endpoint
 	misfire        time.Duration
 	faultedAfter   int
 	region         string
@@ -88,6 +91,7 @@ func parseServe(args []string, getenv func(string) string, stderr io.Writer) (se
 	fs.Var(flagTokens, "token", "SUBSCRIPTION=TOKEN: a token scoped to one subscription; repeatable [SCHEDULERD_TOKENS=sub1=tok1,sub2=tok2]")
 	fs.StringVar(&c.secretKeyFile, "secret-key-file", env("SCHEDULERD_SECRET_KEY_FILE", ""), "AES-256 key sealing job secrets; default <data>/secret.key; back it up apart from the database [SCHEDULERD_SECRET_KEY_FILE]")
 	fs.StringVar(&c.oauthAuthority, "oauth-authority", env("SCHEDULERD_OAUTH_AUTHORITY", "https://login.microsoftonline.com"), "where ActiveDirectoryOAuth actions get their tokens [SCHEDULERD_OAUTH_AUTHORITY]")
+	fs.StringVar(&c.storageQueue, "storage-queue-endpoint", env("SCHEDULERD_STORAGE_QUEUE_ENDPOINT", action.DefaultStorageQueueEndpoint), "queue service of a storage account, {account} standing for its name (Azurite: http://127.0.0.1:10001/{account}) [SCHEDULERD_STORAGE_QUEUE_ENDPOINT]")
 	misfire := fs.String("misfire-threshold", env("SCHEDULERD_MISFIRE_THRESHOLD", "60s"), "occurrences missed by more than this are coalesced [SCHEDULERD_MISFIRE_THRESHOLD]")
 	faulted := fs.String("faulted-after", env("SCHEDULERD_FAULTED_AFTER", "10"), "consecutive faulted occurrences that make a job Faulted [SCHEDULERD_FAULTED_AFTER]")
 	fs.StringVar(&c.region, "region", env("SCHEDULERD_REGION", "local"), "value of x-ms-scheduler-execution-region [SCHEDULERD_REGION]")
@@ -132,6 +136,9 @@ func parseServe(args []string, getenv func(string) string, stderr io.Writer) (se
 	}
 	if c.secretKeyFile == "" {
 		c.secretKeyFile = filepath.Join(c.data, "secret.key")
+	}
+	if err := action.CheckEndpoint(c.storageQueue, "{account}"); err != nil {
+		return c, fmt.Errorf("--storage-queue-endpoint: %w", err)
 	}
 	return c, nil
 }
@@ -194,16 +201,17 @@ func serve(ctx context.Context, cfg *serveConfig, log *slog.Logger) error {
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	disp, err := dispatch.New(dispatch.Config{
-		Store:            st,
-		Clock:            clock.Real{},
-		Secrets:          box,
-		Logger:           log.With("component", "dispatch"),
-		Registerer:       reg,
-		OAuthAuthority:   cfg.oauthAuthority,
-		MisfireThreshold: cfg.misfire,
-		FaultedAfter:     cfg.faultedAfter,
-		Workers:          cfg.workers,
-		Region:           cfg.region,
+		Store:                st,
+		Clock:                clock.Real{},
+		Secrets:              box,
+		Logger:               log.With("component", "dispatch"),
+		Registerer:           reg,
+		OAuthAuthority:       cfg.oauthAuthority,
+		StorageQueueEndpoint: cfg.storageQueue,
+		MisfireThreshold:     cfg.misfire,
+		FaultedAfter:         cfg.faultedAfter,
+		Workers:              cfg.workers,
+		Region:               cfg.region,
 	})
 	if err != nil {
 		return fmt.Errorf("dispatcher: %w", err)
@@ -211,6 +219,13 @@ func serve(ctx context.Context, cfg *serveConfig, log *slog.Logger) error {
 	handler, err := api.New(api.Config{
 		Store: st, Dispatcher: disp, Secrets: box, Clock: clock.Real{}, Logger: log.With("component", "api"),
 		Tokens: tokens, Registerer: reg, Gatherer: reg, PublicURL: cfg.publicURL,
+	})
+	if err != nil {
+		return err
+	}
+	dash, err := ui.New(ui.Config{
+		Store: st, API: handler, Tokens: tokens, Dispatcher: disp, Gatherer: reg, Clock: clock.Real{},
+		Logger: log.With("component", "ui"), TLS: tlsConfig != nil,
 	})
 	if err != nil {
 		return err
@@ -226,7 +241,7 @@ func serve(ctx context.Context, cfg *serveConfig, log *slog.Logger) error {
 		return err
 	}
 	srv := &http.Server{
-		Handler:           handler,
+		Handler:           withDashboard(handler, dash),
 		ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout:       30 * time.Second,
 		WriteTimeout:      60 * time.Second,
@@ -252,6 +267,7 @@ func serve(ctx context.Context, cfg *serveConfig, log *slog.Logger) error {
 	}
 	dispDone := make(chan error, 1)
 	go func() { dispDone <- disp.Run(runCtx) }()
+	go dash.Run(runCtx)
 	srvDone := make(chan error, 1)
 	go func() {
 		if tlsConfig != nil {
@@ -289,6 +305,18 @@ func serve(ctx context.Context, cfg *serveConfig, log *slog.Logger) error {
 		log.Info("schedulerd stopped")
 	}
 	return runErr
+}
+
+// withDashboard serves the dashboard at /ui/ and the API everywhere else (the API's own paths are
+// left exactly as they are: no ServeMux cleaning or redirects).
+func withDashboard(apiHandler, dash http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/ui" || strings.HasPrefix(r.URL.Path, ui.Prefix) {
+			dash.ServeHTTP(w, r)
+			return
+		}
+		apiHandler.ServeHTTP(w, r)
+	})
 }
 
 // adminToken returns the admin token: the configured one, else the one in <data>/admin-token,

@@ -50,11 +50,17 @@ func (d *Driver) CollectionGet(ctx context.Context, params store.CollectionGetPa
 	return c, nil
 }
 
-// CollectionList lists a subscription's collections by (resource group, name).
+// CollectionList lists a subscription's collections by (resource group, name), or every
+// subscription's by (subscription, resource group, name).
 func (d *Driver) CollectionList(ctx context.Context, params store.CollectionListParams) ([]*store.Collection, error) {
-	rows, err := d.pool.Query(ctx, `SELECT `+collectionColumns+` FROM collections
-		WHERE sub_key = $1 AND ($2 = '' OR rg_key = $2) ORDER BY rg_key, name_key LIMIT $3 OFFSET $4`,
-		key(params.Subscription), key(params.ResourceGroup), limit(params.Limit), max(params.Skip, 0))
+	query := `SELECT ` + collectionColumns + ` FROM collections
+		WHERE sub_key = $1 AND ($2 = '' OR rg_key = $2) ORDER BY rg_key, name_key LIMIT $3 OFFSET $4`
+	args := []any{key(params.Subscription), key(params.ResourceGroup), limit(params.Limit), max(params.Skip, 0)}
+	if params.Subscription == "" {
+		query = `SELECT ` + collectionColumns + ` FROM collections ORDER BY sub_key, rg_key, name_key LIMIT $1 OFFSET $2`
+		args = []any{limit(params.Limit), max(params.Skip, 0)}
+	}
+	rows, err := d.pool.Query(ctx, query, args...)
 	if err != nil {
 		return nil, fmt.Errorf("collection list: %w", err)
 	}

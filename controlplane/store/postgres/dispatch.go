@@ -271,6 +271,11 @@ const recordedState = `(CASE
 // AttemptRecordMany records attempts: one statement (one round trip) per run of distinct jobs,
 // in one transaction when there are several runs.
 func (d *Driver) AttemptRecordMany(ctx context.Context, params store.AttemptRecordManyParams) ([]store.AttemptRecordResult, error) {
+	for _, r := range params.Records {
+		if r.Cancelled {
+			return d.recordWithCancels(ctx, params)
+		}
+	}
 	records := params.Records
 	out := make([]store.AttemptRecordResult, len(records))
 	runs := groups(len(records), func(i int) int64 { return records[i].JobID })
@@ -284,6 +289,65 @@ func (d *Driver) AttemptRecordMany(ctx context.Context, params store.AttemptReco
 	})
 	if err != nil {
 		return nil, fmt.Errorf("attempt record: %w", err)
+	}
+	return out, nil
+}
+
+// cancelStatement deletes a cancelled execution and takes it off its job's executionCount; no
+// row when the execution is gone.
+const cancelStatement = `WITH del AS (
+	DELETE FROM executions WHERE id = $1 AND job_id = $2 RETURNING job_id
+)
+UPDATE jobs j SET execution_count = j.execution_count - 1, version = j.version + 1
+FROM del WHERE j.id = del.job_id RETURNING j.version, j.state`
+
+// recordWithCancels records a batch holding cancelled executions: those one by one, the others
+// as AttemptRecordMany does, in one transaction.
+func (d *Driver) recordWithCancels(ctx context.Context, params store.AttemptRecordManyParams) ([]store.AttemptRecordResult, error) {
+	out := make([]store.AttemptRecordResult, len(params.Records))
+	var (
+		cancelled, restIdx []int
+		rest               []store.AttemptRecord
+	)
+	for i, r := range params.Records {
+		if r.Cancelled {
+			cancelled = append(cancelled, i)
+		} else {
+			rest, restIdx = append(rest, r), append(restIdx, i)
+		}
+	}
+	sub := store.AttemptRecordManyParams{Records: rest, Now: params.Now}
+	subOut := make([]store.AttemptRecordResult, len(rest))
+	runs := groups(len(rest), func(i int) int64 { return rest[i].JobID })
+	err := d.tx(ctx, func(tx pgx.Tx) error {
+		for _, i := range cancelled {
+			r := params.Records[i]
+			var (
+				version int64
+				state   string
+			)
+			err := tx.QueryRow(ctx, cancelStatement, r.ExecutionID, r.JobID).Scan(&version, &state)
+			switch {
+			case errors.Is(err, pgx.ErrNoRows):
+				out[i] = store.AttemptRecordResult{Gone: true}
+			case err != nil:
+				return err
+			default:
+				out[i] = store.AttemptRecordResult{State: state, Version: version, Previous: version - 1}
+			}
+		}
+		for _, r := range runs {
+			if err := recordRun(ctx, tx, sub, r[0], r[1], subOut); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("attempt record: %w", err)
+	}
+	for k, i := range restIdx {
+		out[i] = subOut[k]
 	}
 	return out, nil
 }

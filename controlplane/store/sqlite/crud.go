@@ -51,16 +51,20 @@ func (d *Driver) CollectionGet(ctx context.Context, params store.CollectionGetPa
 	return c, nil
 }
 
-// CollectionList lists a subscription's collections by (resource group, name).
+// CollectionList lists a subscription's collections by (resource group, name), or every
+// subscription's by (subscription, resource group, name).
 func (d *Driver) CollectionList(ctx context.Context, params store.CollectionListParams) ([]*store.Collection, error) {
 	var (
 		rows *sql.Rows
 		err  error
 	)
-	if params.ResourceGroup != "" {
+	switch {
+	case params.Subscription == "":
+		rows, err = d.crud.collectionListAll.QueryContext(ctx, limit(params.Limit), max(params.Skip, 0))
+	case params.ResourceGroup != "":
 		rows, err = d.crud.collectionListGroup.QueryContext(ctx, key(params.Subscription), key(params.ResourceGroup),
 			limit(params.Limit), max(params.Skip, 0))
-	} else {
+	default:
 		rows, err = d.crud.collectionList.QueryContext(ctx, key(params.Subscription), limit(params.Limit), max(params.Skip, 0))
 	}
 	if err != nil {
@@ -527,9 +531,9 @@ const jobReturning = ` RETURNING id, collection_id,
 // writes run on the writer connection, in transactions through tx.StmtContext.
 type crudStatements struct {
 	// Read pool.
-	collectionGet, collectionList, collectionListGroup, collectionID *sql.Stmt
-	jobGet, jobByID, jobID, jobList, jobListState, jobCount          *sql.Stmt
-	historyList, historyListStatus                                   *sql.Stmt
+	collectionGet, collectionList, collectionListAll, collectionListGroup, collectionID *sql.Stmt
+	jobGet, jobByID, jobID, jobList, jobListState, jobCount                             *sql.Stmt
+	historyList, historyListStatus                                                      *sql.Stmt
 	// Writer.
 	collectionLookup, collectionInsert, collectionUpdate, collectionByID, collectionDelete *sql.Stmt
 	jobLookup, jobInsert, jobUpdate, jobDelete                                             *sql.Stmt
@@ -551,6 +555,7 @@ func (d *Driver) prepareCRUD(ctx context.Context, w, r *sql.DB) error {
 	}{
 		{&c.collectionGet, r, `SELECT ` + collectionColumns + ` FROM collections` + whereCollectionKey},
 		{&c.collectionList, r, `SELECT ` + collectionColumns + ` FROM collections WHERE sub_key = ? ORDER BY rg_key, name_key LIMIT ? OFFSET ?`},
+		{&c.collectionListAll, r, `SELECT ` + collectionColumns + ` FROM collections ORDER BY sub_key, rg_key, name_key LIMIT ? OFFSET ?`},
 		{&c.collectionListGroup, r, `SELECT ` + collectionColumns + ` FROM collections WHERE sub_key = ? AND rg_key = ? ORDER BY rg_key, name_key LIMIT ? OFFSET ?`},
 		{&c.collectionID, r, `SELECT id FROM collections` + whereCollectionKey},
 		{&c.jobGet, r, `SELECT ` + jobColumns + jobFrom + whereJobKey},
@@ -595,7 +600,7 @@ func (d *Driver) prepareCRUD(ctx context.Context, w, r *sql.DB) error {
 func (c *crudStatements) close() error {
 	var errs []error
 	for _, s := range []*sql.Stmt{
-		c.collectionGet, c.collectionList, c.collectionListGroup, c.collectionID,
+		c.collectionGet, c.collectionList, c.collectionListAll, c.collectionListGroup, c.collectionID,
 		c.jobGet, c.jobByID, c.jobID, c.jobList, c.jobListState, c.jobCount, c.historyList, c.historyListStatus,
 		c.collectionLookup, c.collectionInsert, c.collectionUpdate, c.collectionByID, c.collectionDelete,
 		c.jobLookup, c.jobInsert, c.jobUpdate, c.jobDelete,

@@ -382,7 +382,9 @@ var writerStatements = map[string]string{
 		version = version + 1 WHERE id = ?4 AND ` + recordChanges("?1", "?2", "?3") + `
 		RETURNING version, state, consecutive_faults, next_execution_time`,
 	"record.others": `SELECT count(*) FROM executions WHERE job_id = ?`,
-	"record.final":  `UPDATE jobs SET state = ?, next_execution_time = 0, final_at = ? WHERE id = ?`,
+	"record.cancel": `UPDATE jobs SET execution_count = execution_count - 1, version = version + 1 WHERE id = ?
+		RETURNING version, state`,
+	"record.final": `UPDATE jobs SET state = ?, next_execution_time = 0, final_at = ? WHERE id = ?`,
 }
 
 // prepare prepares the writer statements once.
@@ -410,6 +412,7 @@ func (d *Driver) AttemptRecordMany(ctx context.Context, params store.AttemptReco
 	err := d.tx(ctx, func(tx *sql.Tx) error {
 		next := d.stmt(ctx, tx, "record.next")
 		job, others, final := d.stmt(ctx, tx, "record.job"), d.stmt(ctx, tx, "record.others"), d.stmt(ctx, tx, "record.final")
+		cancel := d.stmt(ctx, tx, "record.cancel")
 		finished, err := d.deleteExecutions(ctx, tx, params.Records)
 		if err != nil {
 			return err
@@ -434,6 +437,18 @@ func (d *Driver) AttemptRecordMany(ctx context.Context, params store.AttemptReco
 			}
 			if err != nil {
 				return err
+			}
+			if r.Cancelled {
+				var j recordedJob
+				err := cancel.QueryRowContext(ctx, r.JobID).Scan(&j.version, &j.state)
+				if errors.Is(err, sql.ErrNoRows) {
+					continue
+				}
+				if err != nil {
+					return err
+				}
+				out[i] = store.AttemptRecordResult{State: j.state, Version: j.version, Previous: j.version - 1}
+				continue
 			}
 			h := r.History
 			rows = append(rows, r.JobID, r.ExecutionID, h.ExecutionTag, h.ActionName, h.Status, h.Message,

@@ -117,6 +117,10 @@ func testCollectionList(t *testing.T, d store.Driver) {
 		[]string{"rg-a/Gamma", "rg-b/Alpha"})
 	equal(t, "skip past the end", names(store.CollectionListParams{Subscription: "s1", Skip: 4}), []string{})
 	equal(t, "unknown subscription", names(store.CollectionListParams{Subscription: "s3"}), []string{})
+	equal(t, "every subscription", names(store.CollectionListParams{}),
+		[]string{"RG-a/beta", "rg-a/Gamma", "rg-b/Alpha", "rg-b/zeta", "rg-a/other"})
+	equal(t, "every subscription, skip 3 limit 2", names(store.CollectionListParams{Skip: 3, Limit: 2}),
+		[]string{"rg-b/zeta", "rg-a/other"})
 }
 
 func testCollectionDeleteCascades(t *testing.T, d store.Driver) {

@@ -184,3 +184,32 @@ func testAttemptRecordSameJobTwice(t *testing.T, d store.Driver) {
 	equal(t, "history", len(history(t, d, j, store.HistoryListParams{})), 2)
 	equal(t, "executions", unfinished(t, d), []*store.Execution{})
 }
+
+// testAttemptRecordCancelled: a cancelled execution is deleted, with no history entry, and does
+// not count as an execution of its job; cancelling it again finds it gone.
+func testAttemptRecordCancelled(t *testing.T, d store.Driver) {
+	ctx := t.Context()
+	putCollection(t, d, "c", "Enabled")
+	j := putJob(t, d, "c", "j", "Enabled", t0)
+	e := claim(t, d, scheduledClaim(j, "j", t0.Add(time.Minute))).Execution
+	before, err := d.JobGetByID(ctx, store.JobGetByIDParams{ID: j.ID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cancel := store.AttemptRecord{ExecutionID: e.ID, JobID: j.ID, Finished: true, Cancelled: true, FaultedAfter: 1}
+	equal(t, "cancelled", record(t, d, cancel), store.AttemptRecordResult{State: "Enabled", Version: before.Version + 1, Previous: before.Version})
+	equal(t, "history", len(history(t, d, j, store.HistoryListParams{})), 0)
+	xs, err := d.ExecutionListUnfinished(ctx, store.ExecutionListUnfinishedParams{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	equal(t, "unfinished executions", len(xs), 0)
+	after, err := d.JobGetByID(ctx, store.JobGetByIDParams{ID: j.ID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := before.Status
+	want.ExecutionCount--
+	equal(t, "job", [3]any{after.Version, after.State, after.Status}, [3]any{before.Version + 1, before.State, want})
+	equal(t, "cancelled again", record(t, d, cancel), store.AttemptRecordResult{Gone: true})
+}

@@ -44,6 +44,7 @@ func Run(t *testing.T, newDriver func(t *testing.T) store.Driver) {
 		{"AttemptRecordFaulted", testAttemptRecordFaulted},
 		{"AttemptRecordCompleted", testAttemptRecordCompleted},
 		{"AttemptRecordGone", testAttemptRecordGone},
+		{"AttemptRecordCancelled", testAttemptRecordCancelled},
 		{"AttemptRecordSameJobTwiceInABatch", testAttemptRecordSameJobTwice},
 		{"HistoryListOrderFilterPaging", testHistoryList},
 		{"HistoryPurge", testHistoryPurge},

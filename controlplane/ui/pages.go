@@ -1,0 +1,517 @@
+package ui
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"html/template"
+	"net/http"
+	"net/url"
+	"strconv"
+	"time"
+
+	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/store"
+)
+
+// parseTemplates parses every page with the layout.
+func (s *Server) parseTemplates() error {
+	funcs := template.FuncMap{
+		"when": func(t time.Time) string {
+			if t.IsZero() {
+				return "—"
+			}
+			return t.Format("2006-01-02 15:04:05 MST")
+		},
+		"whenIn": func(t time.Time, loc *time.Location) string {
+			if t.IsZero() {
+				return "—"
+			}
+			return t.In(loc).Format("2006-01-02 15:04:05 MST")
+		},
+		"hhmm": func(t time.Time) string { return t.Format("15:04") },
+		"iso":  func(t time.Time) string { return t.UTC().Format(time.RFC3339) },
+		"ago":  s.relative,
+		"collectionPath": func(k store.CollectionKey) string {
+			return collectionPath(k)
+		},
+		"jobPath": func(k store.JobKey) string { return jobPath(k) },
+		"lower":   func(s string) string { return lowerASCII(s) },
+		"add":     func(a, b int) int { return a + b },
+	}
+	s.pages = map[string]*template.Template{}
+	for _, page := range []string{"signin", "overview", "collection", "job", "health", "error"} {
+		t, err := template.New(page).Funcs(funcs).ParseFS(templateFS, "templates/layout.html", "templates/"+page+".html")
+		if err != nil {
+			return fmt.Errorf("ui: template %s: %w", page, err)
+		}
+		s.pages[page] = t
+	}
+	return nil
+}
+
+func lowerASCII(s string) string {
+	b := []byte(s)
+	for i, c := range b {
+		if c >= 'A' && c <= 'Z' {
+			b[i] = c + 'a' - 'A'
+		}
+	}
+	return string(b)
+}
+
+// relative is a time relative to now: "in 5 min", "3 h ago".
+func (s *Server) relative(t time.Time) string {
+	if t.IsZero() {
+		return ""
+	}
+	d := t.Sub(s.clock.Now())
+	suffix, prefix := "", "in "
+	if d < 0 {
+		d, suffix, prefix = -d, " ago", ""
+	}
+	var v string
+	switch {
+	case d < time.Minute:
+		v = strconv.Itoa(int(d/time.Second)) + " s"
+	case d < time.Hour:
+		v = strconv.Itoa(int(d/time.Minute)) + " min"
+	case d < 48*time.Hour:
+		v = strconv.Itoa(int(d/time.Hour)) + " h"
+	default:
+		v = strconv.Itoa(int(d/(24*time.Hour))) + " days"
+	}
+	return prefix + v + suffix
+}
+
+// collectionRow is a collection on the overview.
+type collectionRow struct {
+	C      *store.Collection
+	Jobs   int
+	States map[string]int
+}
+
+type overviewData struct {
+	Collections    []collectionRow
+	CollectionsCut bool
+	JobsCut        bool
+	States         []stateCount
+	Executions     outcomes
+	Lateness       latenessStats
+	HasLateness    bool
+	Next           []upcoming
+}
+
+type stateCount struct {
+	State string
+	N     int
+}
+
+func (s *Server) overview(w http.ResponseWriter, r *http.Request, req *request) {
+	ctx := r.Context()
+	p := req.sess.principal
+	cs, err := s.visibleCollections(ctx, p)
+	if err != nil {
+		s.storeFail(w, r, err)
+		return
+	}
+	d := overviewData{CollectionsCut: len(cs) >= maxCollections}
+	var jobs []*store.Job
+	total := map[string]int{}
+	for _, c := range cs {
+		row := collectionRow{C: c, States: map[string]int{}}
+		limit := maxOverviewJobs - len(jobs)
+		if limit <= 0 {
+			d.JobsCut = true
+			d.Collections = append(d.Collections, row)
+			continue
+		}
+		js, err := s.store.JobList(ctx, store.JobListParams{Collection: c.Key, Limit: limit + 1})
+		if err != nil {
+			s.storeFail(w, r, err)
+			return
+		}
+		if len(js) > limit {
+			js, d.JobsCut = js[:limit], true
+		}
+		for _, j := range js {
+			row.States[j.State]++
+			total[j.State]++
+		}
+		row.Jobs = len(js)
+		jobs = append(jobs, js...)
+		d.Collections = append(d.Collections, row)
+	}
+	for _, st := range jobStates {
+		d.States = append(d.States, stateCount{st, total[st]})
+	}
+	now := s.clock.Now()
+	if d.Executions, err = s.executionsSince(ctx, jobs, now.Add(-24*time.Hour)); err != nil {
+		s.storeFail(w, r, err)
+		return
+	}
+	if p.Admin {
+		d.Lateness, d.HasLateness = s.late.lastHour(now)
+	}
+	d.Next = mergeRuns(jobs, nextRunsOverview)
+	s.render(w, http.StatusOK, "overview", s.newView(req, "Overview", "overview", d))
+}
+
+// jobRow is a job on its collection's page.
+type jobRow struct {
+	J           *store.Job
+	Schedule    string
+	Loc         *time.Location
+	LastStatus  string
+	LastAction  string
+	LastMessage string
+	LastAt      time.Time
+}
+
+type collectionData struct {
+	C          *store.Collection
+	Total      int
+	State      string
+	States     []string
+	Per        int
+	Page       int
+	Rows       []jobRow
+	PrevURL    string
+	NextURL    string
+	FilterURLs map[string]string
+	PerURLs    map[int]string
+}
+
+// collectionPageSizes are the sizes offered (?per=).
+var pageSizes = []int{25, 100, 1000}
+
+func (s *Server) collection(w http.ResponseWriter, r *http.Request, req *request) {
+	k, ok := keyOf(r, req.sess.principal)
+	if !ok {
+		s.storeFail(w, r, store.ErrNotFound)
+		return
+	}
+	d, err := s.collectionData(r.Context(), k.CollectionKey, r.URL.Query())
+	if err != nil {
+		s.storeFail(w, r, err)
+		return
+	}
+	s.render(w, http.StatusOK, "collection", s.newView(req, d.C.Key.Name, "", d))
+}
+
+// collectionData reads a page of a collection's jobs (query: state, page, per).
+func (s *Server) collectionData(ctx context.Context, key store.CollectionKey, q url.Values) (*collectionData, error) {
+	c, err := s.store.CollectionGet(ctx, store.CollectionGetParams{Key: key})
+	if err != nil {
+		return nil, err
+	}
+	d := &collectionData{C: c, State: canonicalState(q.Get("state")), States: jobStates, Per: 100, Page: 1}
+	if n, err := strconv.Atoi(q.Get("per")); err == nil {
+		for _, size := range pageSizes {
+			if n == size {
+				d.Per = n
+			}
+		}
+	}
+	if n, err := strconv.Atoi(q.Get("page")); err == nil && n >= 1 && n <= 1_000_000 {
+		d.Page = n
+	}
+	if d.Total, err = s.store.JobCount(ctx, store.JobCountParams{Collection: c.Key}); err != nil {
+		return nil, err
+	}
+	jobs, err := s.store.JobList(ctx, store.JobListParams{Collection: c.Key, State: d.State, Skip: (d.Page - 1) * d.Per, Limit: d.Per + 1})
+	if err != nil {
+		return nil, err
+	}
+	link := func(state string, page, per int) string {
+		v := url.Values{}
+		if state != "" {
+			v.Set("state", state)
+		}
+		if page > 1 {
+			v.Set("page", strconv.Itoa(page))
+		}
+		if per != 100 {
+			v.Set("per", strconv.Itoa(per))
+		}
+		if len(v) == 0 {
+			return collectionPath(c.Key)
+		}
+		return collectionPath(c.Key) + "?" + v.Encode()
+	}
+	if len(jobs) > d.Per {
+		jobs = jobs[:d.Per]
+		d.NextURL = link(d.State, d.Page+1, d.Per)
+	}
+	if d.Page > 1 {
+		d.PrevURL = link(d.State, d.Page-1, d.Per)
+	}
+	d.FilterURLs = map[string]string{"": link("", 1, d.Per)}
+	for _, st := range jobStates {
+		d.FilterURLs[st] = link(st, 1, d.Per)
+	}
+	d.PerURLs = map[int]string{}
+	for _, size := range pageSizes {
+		d.PerURLs[size] = link(d.State, 1, size)
+	}
+	d.Rows = make([]jobRow, len(jobs))
+	for i, j := range jobs {
+		rule := compile(j)
+		row := jobRow{J: j, Schedule: describe(rule), Loc: time.UTC}
+		if rule != nil {
+			row.Loc = rule.Location()
+		}
+		if j.Status.ExecutionCount > 0 {
+			hs, err := s.store.HistoryList(ctx, store.HistoryListParams{Job: j.Key, Limit: 1})
+			if err != nil {
+				return nil, err
+			}
+			if len(hs) > 0 {
+				row.LastStatus, row.LastAction, row.LastMessage, row.LastAt = hs[0].Status, hs[0].ActionName, hs[0].Message, hs[0].EndTime
+			}
+		}
+		d.Rows[i] = row
+	}
+	return d, nil
+}
+
+// historyPageSize is the history entries per page of a job.
+const historyPageSize = 20
+
+type jobData struct {
+	J          *store.Job
+	Schedule   string
+	Zone       string
+	Loc        *time.Location
+	Definition string
+	Next       []time.Time
+	Calendar   calendar
+	CalPrev    string
+	CalNext    string
+	History    []*store.HistoryEntry
+	Status     string
+	Statuses   []string
+	StatusURLs map[string]string
+	Page       int
+	PrevURL    string
+	NextURL    string
+	Path       string
+	CanEnable  bool
+	CanDisable bool
+	CanRun     bool
+}
+
+func (s *Server) job(w http.ResponseWriter, r *http.Request, req *request) {
+	ctx := r.Context()
+	k, ok := keyOf(r, req.sess.principal)
+	if !ok {
+		s.storeFail(w, r, store.ErrNotFound)
+		return
+	}
+	j, err := s.store.JobGet(ctx, store.JobGetParams{Key: k})
+	if err != nil {
+		s.storeFail(w, r, err)
+		return
+	}
+	q := r.URL.Query()
+	rule := compile(j)
+	d := jobData{J: j, Schedule: describe(rule), Zone: "UTC", Path: jobPath(j.Key),
+		Status: canonicalStatus(q.Get("status")), Statuses: historyStatuses, Page: pageNumber(r)}
+	loc := time.UTC
+	if rule != nil {
+		loc = rule.Location()
+		d.Zone = loc.String()
+	}
+	d.Loc = loc
+	d.CanRun = j.State != store.JobStateCompleted && j.State != store.JobStateFaulted
+	d.CanEnable = j.State == store.JobStateDisabled
+	d.CanDisable = j.State == store.JobStateEnabled
+	link := func(status string, page int, month string) string {
+		v := url.Values{}
+		if status != "" {
+			v.Set("status", status)
+		}
+		if page > 1 {
+			v.Set("page", strconv.Itoa(page))
+		}
+		if month != "" {
+			v.Set("month", month)
+		}
+		if len(v) == 0 {
+			return d.Path
+		}
+		return d.Path + "?" + v.Encode()
+	}
+	hs, err := s.store.HistoryList(ctx, store.HistoryListParams{Job: j.Key, Status: d.Status,
+		Skip: (d.Page - 1) * historyPageSize, Limit: historyPageSize + 1})
+	if err != nil {
+		s.storeFail(w, r, err)
+		return
+	}
+	month := q.Get("month")
+	if len(hs) > historyPageSize {
+		hs = hs[:historyPageSize]
+		d.NextURL = link(d.Status, d.Page+1, month)
+	}
+	if d.Page > 1 {
+		d.PrevURL = link(d.Status, d.Page-1, month)
+	}
+	d.History = hs
+	d.StatusURLs = map[string]string{"": link("", 1, month)}
+	for _, st := range historyStatuses {
+		d.StatusURLs[st] = link(st, 1, month)
+	}
+	if r.Header.Get("X-Fragment") == "history" {
+		s.renderTemplate(w, http.StatusOK, "job", "history", s.newView(req, j.Key.Name, "", d))
+		return
+	}
+	now := s.clock.Now()
+	start := now.In(loc)
+	if m, err := time.ParseInLocation("2006-01", month, loc); err == nil {
+		if !m.Before(time.Date(start.Year(), start.Month(), 1, 0, 0, 0, 0, loc)) && m.Before(start.AddDate(5, 1, 0)) {
+			start = m
+		}
+	}
+	d.Calendar = monthCalendar(j, rule, start, now)
+	if d.Calendar.Prev != "" {
+		d.CalPrev = link(d.Status, d.Page, d.Calendar.Prev)
+	}
+	if d.Calendar.Next != "" {
+		d.CalNext = link(d.Status, d.Page, d.Calendar.Next)
+	}
+	d.Next = nextRuns(j, rule, nextRunsJob)
+	status, body, msg := s.callAPI(ctx, req.sess.principal, http.MethodGet, apiPath(j.Key), nil)
+	if status != http.StatusOK {
+		d.Definition = "(the API answered " + strconv.Itoa(status) + ": " + msg + ")"
+	} else {
+		var buf bytes.Buffer
+		if err := json.Indent(&buf, body, "", "  "); err != nil {
+			d.Definition = string(body)
+		} else {
+			d.Definition = buf.String()
+		}
+	}
+	s.render(w, http.StatusOK, "job", s.newView(req, j.Key.Name, "", d))
+}
+
+// actionResult is the answer of a button to fetch().
+type actionResult struct {
+	OK      bool   `json:"ok"`
+	Message string `json:"message"`
+	State   string `json:"state,omitempty"`
+	Next    string `json:"next,omitempty"`
+}
+
+// jobAction runs, enables or disables a job through the API, then answers fetch() with JSON or
+// a form with a redirect to the job's page and the result as a flash message.
+func (s *Server) jobAction(w http.ResponseWriter, r *http.Request, req *request) {
+	r.Body = http.MaxBytesReader(w, r.Body, 8<<10)
+	if err := checkCSRF(r, req.sess); err != nil {
+		s.fail(w, r, http.StatusForbidden, err.Error())
+		return
+	}
+	k, ok := keyOf(r, req.sess.principal)
+	if !ok {
+		s.storeFail(w, r, store.ErrNotFound)
+		return
+	}
+	ctx := r.Context()
+	p := req.sess.principal
+	var (
+		status int
+		msg    string
+		done   string
+	)
+	switch r.PathValue("action") {
+	case "run":
+		status, _, msg = s.callAPI(ctx, p, http.MethodPost, apiPath(k)+"/run", nil)
+		done = "Started a run of " + k.Name + " now: its history shows it as soon as its first attempt ends."
+	case "enable", "disable":
+		state := store.JobStateEnabled
+		if r.PathValue("action") == "disable" {
+			state = store.JobStateDisabled
+		}
+		body := map[string]any{"properties": map[string]any{"state": state}}
+		status, _, msg = s.callAPI(ctx, p, http.MethodPatch, apiPath(k), body)
+		done = k.Name + " is " + state + "."
+	default:
+		s.fail(w, r, http.StatusNotFound, "There is no such action.")
+		return
+	}
+	res := actionResult{OK: status < 300, Message: done}
+	if !res.OK {
+		res.Message = "The API refused: " + msg
+	}
+	if j, err := s.store.JobGet(ctx, store.JobGetParams{Key: k}); err == nil {
+		res.State = j.State
+		if !j.Status.NextExecutionTime.IsZero() {
+			loc := time.UTC
+			if rule := compile(j); rule != nil {
+				loc = rule.Location()
+			}
+			res.Next = j.Status.NextExecutionTime.In(loc).Format("2006-01-02 15:04:05 MST")
+			if res.OK && r.PathValue("action") == "enable" {
+				res.Message += " Next run: " + res.Next + "."
+			}
+		}
+	} else if !errors.Is(err, store.ErrNotFound) {
+		s.log.ErrorContext(ctx, "dashboard store error", "error", err.Error())
+	}
+	if wantsJSON(r) {
+		code := http.StatusOK
+		if !res.OK {
+			code = status
+		}
+		writeJSON(w, code, res)
+		return
+	}
+	s.sessions.setFlash(req.id, res.Message)
+	http.Redirect(w, r, jobPath(k), http.StatusSeeOther)
+}
+
+type healthData struct {
+	Store         string
+	StoreOK       bool
+	StoreLatency  string
+	Driver        string
+	Dispatcher    string
+	DispatcherOK  bool
+	Backlog       float64
+	HasBacklog    bool
+	Lateness      latenessStats
+	HasLateness   bool
+	Leader        string
+	SingleNode    bool
+	Subscriptions string
+}
+
+func (s *Server) health(w http.ResponseWriter, r *http.Request, req *request) {
+	ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
+	defer cancel()
+	d := healthData{Driver: fmt.Sprintf("%T", s.store), StoreOK: true, Store: "answers", DispatcherOK: s.disp.Ready(), Dispatcher: "ready"}
+	start := time.Now()
+	_, err := s.store.CollectionGet(ctx, store.CollectionGetParams{Key: store.CollectionKey{Subscription: "-health-", ResourceGroup: "-", Name: "-"}})
+	d.StoreLatency = seconds(time.Since(start).Seconds())
+	if err != nil && !errors.Is(err, store.ErrNotFound) {
+		d.StoreOK, d.Store = false, "unreachable"
+		s.log.ErrorContext(ctx, "dashboard health: store", "error", err.Error())
+	}
+	if !d.DispatcherOK {
+		d.Dispatcher = "not ready (loading or stopping)"
+	}
+	if req.sess.principal.Admin {
+		d.Backlog, d.HasBacklog = gaugeValue(s.gatherer, backlogMetric)
+		d.Lateness, d.HasLateness = s.late.lastHour(s.clock.Now())
+	}
+	d.SingleNode = s.leader == nil
+	if s.leader != nil {
+		name, err := s.leader(ctx)
+		if err != nil {
+			d.Leader = "unknown: " + err.Error()
+		} else {
+			d.Leader = name
+		}
+	}
+	s.render(w, http.StatusOK, "health", s.newView(req, "Health", "health", d))
+}
