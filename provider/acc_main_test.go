@@ -79,8 +79,9 @@ func startDaemon(bin, dir string, extra ...string) (stop func(), addr string, er
 	if err != nil {
 		return nil, "", err
 	}
-	args := append([]string{"serve", "--listen", "127.0.0.1:0", "--data", data, "--admin-token", accToken, "--log-level", "warn"}, extra...)
+	args := append([]string{"serve", "--listen", "127.0.0.1:0", "--data", data, "--log-level", "warn"}, extra...)
 	cmd := exec.Command(bin, args...)
+	cmd.Env = append(os.Environ(), "SCHEDULERD_ADMIN_TOKEN="+accToken) // never on the command line
 	cmd.Stdout, cmd.Stderr = logFile, logFile
 	if err := cmd.Start(); err != nil {
 		return nil, "", err

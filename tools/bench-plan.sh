@@ -29,7 +29,7 @@ else
 fi
 go build -o "$work/plugins/terraform-provider-scheduler" .
 token=bench-token
-"$work/bin/schedulerd" serve --listen 127.0.0.1:0 --data "$work/data" --admin-token "$token" --log-level warn \
+SCHEDULERD_ADMIN_TOKEN="$token" "$work/bin/schedulerd" serve --listen 127.0.0.1:0 --data "$work/data" --log-level warn \
   >"$work/schedulerd.log" 2>&1 &
 daemon=$!
 for _ in $(seq 1 300); do [ -s "$work/data/listen-address" ] && break; sleep 0.1; done

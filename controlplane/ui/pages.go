@@ -471,19 +471,19 @@ func (s *Server) jobAction(w http.ResponseWriter, r *http.Request, req *request)
 }
 
 type healthData struct {
-	Store         string
-	StoreOK       bool
-	StoreLatency  string
-	Driver        string
-	Dispatcher    string
-	DispatcherOK  bool
-	Backlog       float64
-	HasBacklog    bool
-	Lateness      latenessStats
-	HasLateness   bool
-	Leader        string
-	SingleNode    bool
-	Subscriptions string
+	Store        string
+	StoreOK      bool
+	StoreLatency string
+	Driver       string
+	Dispatcher   string
+	DispatcherOK bool
+	Backlog      float64
+	HasBacklog   bool
+	Lateness     latenessStats
+	HasLateness  bool
+	Replica      string
+	Leading      bool
+	SingleNode   bool
 }
 
 func (s *Server) health(w http.ResponseWriter, r *http.Request, req *request) {
@@ -504,14 +504,9 @@ func (s *Server) health(w http.ResponseWriter, r *http.Request, req *request) {
 		d.Backlog, d.HasBacklog = gaugeValue(s.gatherer, backlogMetric)
 		d.Lateness, d.HasLateness = s.late.lastHour(s.clock.Now())
 	}
-	d.SingleNode = s.leader == nil
-	if s.leader != nil {
-		name, err := s.leader(ctx)
-		if err != nil {
-			d.Leader = "unknown: " + err.Error()
-		} else {
-			d.Leader = name
-		}
+	d.SingleNode = s.replica == nil
+	if s.replica != nil {
+		d.Replica, d.Leading = s.replica.ID(), s.replica.Leading()
 	}
 	s.render(w, http.StatusOK, "health", s.newView(req, "Health", "health", d))
 }

@@ -72,6 +72,12 @@ type Dispatcher interface {
 	Ready() bool
 }
 
+// Replica is what the Health page shows of a replica among several (package replica).
+type Replica interface {
+	ID() string
+	Leading() bool
+}
+
 // Config is what a Server needs.
 type Config struct {
 	Store      store.Driver
@@ -85,8 +91,9 @@ type Config struct {
 	// TLS: the daemon serves HTTPS, so the session cookie is Secure.
 	TLS        bool
 	SessionTTL time.Duration // 0: DefaultSessionTTL
-	// Leader, when set, names the replica that leads (Health); nil: a single node.
-	Leader func(ctx context.Context) (string, error)
+	// Replica, when the daemon runs as one of several replicas on a shared store, tells Health
+	// which replica this is and whether it leads; nil: a single node, which leads.
+	Replica Replica
 	// MaxInFlight bounds the signed-in requests answered at once (a page can read thousands of
 	// jobs); more get 503 with Retry-After. 0: DefaultMaxInFlight.
 	MaxInFlight int
@@ -105,7 +112,7 @@ type Server struct {
 	clock    clock.Clock
 	log      *slog.Logger
 	tls      bool
-	leader   func(ctx context.Context) (string, error)
+	replica  Replica
 	sessions *sessions
 	late     *lateness
 	pages    map[string]*template.Template
@@ -127,7 +134,7 @@ func New(cfg Config) (*Server, error) {
 	}
 	s := &Server{
 		store: cfg.Store, api: cfg.API, tokens: cfg.Tokens, disp: cfg.Dispatcher, gatherer: cfg.Gatherer,
-		clock: cfg.Clock, log: cfg.Logger, tls: cfg.TLS, leader: cfg.Leader,
+		clock: cfg.Clock, log: cfg.Logger, tls: cfg.TLS, replica: cfg.Replica,
 	}
 	if s.clock == nil {
 		s.clock = clock.Real{}

@@ -342,3 +342,42 @@ func TestBusyDashboardAnswers503(t *testing.T) {
 		t.Fatalf("with a slot free: %d", p.status)
 	}
 }
+
+// replicaStandIn stands in for package replica (not in this tree's daemon yet): an id and
+// whether it leads.
+type replicaStandIn struct {
+	id      string
+	leading bool
+}
+
+func (r replicaStandIn) ID() string    { return r.id }
+func (r replicaStandIn) Leading() bool { return r.leading }
+
+// TestHealthShowsTheReplica: a single node says so; a replica says its id and whether it leads;
+// the backlog is shown to admins only.
+func TestHealthShowsTheReplica(t *testing.T) {
+	h := newHarness(t, false)
+	b := h.browser()
+	b.signIn(adminToken)
+	leader := regexp.MustCompile(`<td id="health-leader">(.*?)</td>`)
+	if m := leader.FindStringSubmatch(b.get("/ui/health").body); m == nil || m[1] != "a single node (this daemon), which leads" {
+		t.Errorf("single node: %v", m)
+	}
+	if p := b.get("/ui/health"); !strings.Contains(p.body, `<td id="health-backlog">0 occurrences and retries due but not started</td>`) ||
+		!strings.Contains(p.body, `id="health-store">answers</span>`) || !strings.Contains(p.body, `id="health-dispatcher">ready</span>`) {
+		t.Errorf("admin's health page:\n%s", p.body)
+	}
+	h.ui.replica = replicaStandIn{id: "host-a-42", leading: false}
+	if m := leader.FindStringSubmatch(b.get("/ui/health").body); m == nil || m[1] != "this replica (<code>host-a-42</code>) follows: another replica leads" {
+		t.Errorf("follower: %v", m)
+	}
+	h.ui.replica = replicaStandIn{id: "host-b-7", leading: true}
+	if m := leader.FindStringSubmatch(b.get("/ui/health").body); m == nil || !strings.HasPrefix(m[1], "this replica (<code>host-b-7</code>) leads") {
+		t.Errorf("leader: %v", m)
+	}
+	tenant := h.browser()
+	tenant.signIn(subAToken)
+	if p := tenant.get("/ui/health"); strings.Contains(p.body, "health-backlog") || p.status != http.StatusOK {
+		t.Errorf("a tenant's health page shows the backlog (%d)", p.status)
+	}
+}

@@ -34,11 +34,12 @@ func startDaemon(ctx context.Context, o options) (*daemon, error) {
 		return nil, fmt.Errorf("token: %w", err)
 	}
 	d := &daemon{dataDir: dir, token: hex.EncodeToString(raw)}
-	args := []string{"serve", "--listen", "127.0.0.1:0", "--data", dir, "--admin-token", d.token, "--log-level", "warn"}
+	args := []string{"serve", "--listen", "127.0.0.1:0", "--data", dir, "--log-level", "warn"}
 	if o.daemonArgs != "" {
 		args = append(args, strings.Fields(o.daemonArgs)...)
 	}
 	d.cmd = exec.CommandContext(ctx, o.schedulerd, args...)
+	d.cmd.Env = append(os.Environ(), "SCHEDULERD_ADMIN_TOKEN="+d.token) // never on the command line
 	logFile, err := os.Create(filepath.Join(dir, "schedulerd.log"))
 	if err != nil {
 		return nil, fmt.Errorf("log file: %w", err)

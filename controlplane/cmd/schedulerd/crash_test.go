@@ -36,7 +36,8 @@ func crashStart(t *testing.T, bin, dataDir, token string) *crashDaemon {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(bin, "serve", "--listen", "127.0.0.1:0", "--data", dataDir, "--admin-token", token)
+	cmd := exec.Command(bin, "serve", "--listen", "127.0.0.1:0", "--data", dataDir)
+	cmd.Env = append(os.Environ(), "SCHEDULERD_ADMIN_TOKEN="+token)
 	cmd.Stdout, cmd.Stderr = logFile, logFile
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)

@@ -230,7 +230,7 @@ func TestProcessSIGTERMFinishesInFlightAttempt(t *testing.T) {
 		}
 	}()
 
-	c := startChild(t, bin, data, "--admin-token", "graceful-admin")
+	c := startChild(t, bin, data, "--admin-token-file", tokenFileOf(t, "graceful-admin"))
 	const coll = "/subscriptions/s/resourceGroups/rg/providers/Microsoft.Scheduler/jobCollections/c"
 	const job = coll + "/jobs/slow"
 	if code, body := c.call(t, http.MethodPut, coll+"?api-version=2016-03-01", `{"properties":{"sku":{"name":"Standard"}}}`); code != 201 {
@@ -277,7 +277,7 @@ func TestProcessSIGTERMFinishesInFlightAttempt(t *testing.T) {
 		t.Fatalf("exited %v after SIGTERM", d)
 	}
 
-	c = startChild(t, bin, data, "--admin-token", "graceful-admin")
+	c = startChild(t, bin, data, "--admin-token-file", tokenFileOf(t, "graceful-admin"))
 	code, body := c.call(t, http.MethodGet, job+"/history?api-version=2016-03-01", "")
 	if code != 200 || !strings.Contains(body, `"status":"Completed"`) || strings.Count(body, `"actionName":"MainAction"`) != 1 {
 		t.Fatalf("history after restart: %d %s", code, body)

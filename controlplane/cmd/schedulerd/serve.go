@@ -53,13 +53,6 @@ type serveConfig struct {
 	publicURL      string
 }
 
-// tokenFlags is the repeatable --token SUBSCRIPTION=TOKEN.
-type tokenFlags map[string]string
-
-func (t tokenFlags) String() string { return fmt.Sprintf("%d tokens", len(t)) }
-
-func (t tokenFlags) Set(v string) error { return addToken(t, v) }
-
 func addToken(m map[string]string, v string) error {
 	sub, tok, ok := strings.Cut(strings.TrimSpace(v), "=")
 	if !ok || strings.TrimSpace(sub) == "" || strings.TrimSpace(tok) == "" {
@@ -86,9 +79,8 @@ func parseServe(args []string, getenv func(string) string, stderr io.Writer) (se
 	fs.StringVar(&c.tlsCert, "tls-cert", env("SCHEDULERD_TLS_CERT", ""), "serve HTTPS with this PEM certificate [SCHEDULERD_TLS_CERT]")
 	fs.StringVar(&c.tlsKey, "tls-key", env("SCHEDULERD_TLS_KEY", ""), "and this PEM key [SCHEDULERD_TLS_KEY]")
 	level := fs.String("log-level", env("SCHEDULERD_LOG_LEVEL", "info"), "debug, info, warn or error [SCHEDULERD_LOG_LEVEL]")
-	fs.StringVar(&c.adminToken, "admin-token", env("SCHEDULERD_ADMIN_TOKEN", ""), "token for every subscription; generated into <data>/admin-token when not given [SCHEDULERD_ADMIN_TOKEN]")
-	flagTokens := tokenFlags{}
-	fs.Var(flagTokens, "token", "SUBSCRIPTION=TOKEN: a token scoped to one subscription; repeatable [SCHEDULERD_TOKENS=sub1=tok1,sub2=tok2]")
+	adminFile := fs.String("admin-token-file", env("SCHEDULERD_ADMIN_TOKEN_FILE", ""), "file holding the token for every subscription (else SCHEDULERD_ADMIN_TOKEN, else generated into <data>/admin-token) [SCHEDULERD_ADMIN_TOKEN_FILE]")
+	tokensFile := fs.String("tokens-file", env("SCHEDULERD_TOKENS_FILE", ""), "file of SUBSCRIPTION=TOKEN lines: tokens scoped to one subscription (else SCHEDULERD_TOKENS=sub1=tok1,sub2=tok2) [SCHEDULERD_TOKENS_FILE]")
 	fs.StringVar(&c.secretKeyFile, "secret-key-file", env("SCHEDULERD_SECRET_KEY_FILE", ""), "AES-256 key sealing job secrets; default <data>/secret.key; back it up apart from the database [SCHEDULERD_SECRET_KEY_FILE]")
 	fs.StringVar(&c.oauthAuthority, "oauth-authority", env("SCHEDULERD_OAUTH_AUTHORITY", "https://login.microsoftonline.com"), "where ActiveDirectoryOAuth actions get their tokens [SCHEDULERD_OAUTH_AUTHORITY]")
 	fs.StringVar(&c.storageQueue, "storage-queue-endpoint", env("SCHEDULERD_STORAGE_QUEUE_ENDPOINT", action.DefaultStorageQueueEndpoint), "queue service of a storage account, {account} standing for its name (Azurite: http://127.0.0.1:10001/{account}) [SCHEDULERD_STORAGE_QUEUE_ENDPOINT]")
@@ -98,6 +90,9 @@ func parseServe(args []string, getenv func(string) string, stderr io.Writer) (se
 	workers := fs.String("workers", env("SCHEDULERD_WORKERS", "256"), "concurrent action attempts [SCHEDULERD_WORKERS]")
 	fs.StringVar(&c.pprofListen, "pprof-listen", env("SCHEDULERD_PPROF_LISTEN", ""), "serve Go's /debug/pprof profiles on this address, apart from the API (off when empty; keep it on loopback) [SCHEDULERD_PPROF_LISTEN]")
 	fs.StringVar(&c.publicURL, "public-url", env("SCHEDULERD_PUBLIC_URL", ""), "URL clients reach the API at (behind a proxy or on a wildcard address), used in nextLink; default: the address the connection arrived on, never the Host header [SCHEDULERD_PUBLIC_URL]")
+	if err := refuseSecretArgs(args); err != nil {
+		return c, err
+	}
 	if err := fs.Parse(args); err != nil {
 		return c, err
 	}
@@ -120,17 +115,37 @@ func parseServe(args []string, getenv func(string) string, stderr io.Writer) (se
 	if (c.tlsCert == "") != (c.tlsKey == "") {
 		return c, errors.New("--tls-cert and --tls-key go together")
 	}
-	c.tokens = flagTokens
-	if len(flagTokens) == 0 {
-		c.tokens = map[string]string{}
-		if v := getenv("SCHEDULERD_TOKENS"); v != "" {
-			for _, item := range strings.Split(v, ",") {
-				if strings.TrimSpace(item) == "" {
-					continue
-				}
-				if err := addToken(c.tokens, item); err != nil {
-					return c, fmt.Errorf("SCHEDULERD_TOKENS: %w", err)
-				}
+	c.adminToken = getenv("SCHEDULERD_ADMIN_TOKEN")
+	if *adminFile != "" {
+		b, err := os.ReadFile(*adminFile)
+		if err != nil {
+			return c, fmt.Errorf("--admin-token-file: %w", err)
+		}
+		if c.adminToken = strings.TrimSpace(string(b)); c.adminToken == "" {
+			return c, fmt.Errorf("--admin-token-file %s is empty", *adminFile)
+		}
+	}
+	c.tokens = map[string]string{}
+	if *tokensFile != "" {
+		b, err := os.ReadFile(*tokensFile)
+		if err != nil {
+			return c, fmt.Errorf("--tokens-file: %w", err)
+		}
+		for i, line := range strings.Split(string(b), "\n") {
+			if line = strings.TrimSpace(line); line == "" || strings.HasPrefix(line, "#") {
+				continue
+			}
+			if err := addToken(c.tokens, line); err != nil {
+				return c, fmt.Errorf("--tokens-file %s line %d: %w", *tokensFile, i+1, err)
+			}
+		}
+	} else if v := getenv("SCHEDULERD_TOKENS"); v != "" {
+		for _, item := range strings.Split(v, ",") {
+			if strings.TrimSpace(item) == "" {
+				continue
+			}
+			if err := addToken(c.tokens, item); err != nil {
+				return c, fmt.Errorf("SCHEDULERD_TOKENS: %w", err)
 			}
 		}
 	}
@@ -141,6 +156,30 @@ func parseServe(args []string, getenv func(string) string, stderr io.Writer) (se
 		return c, fmt.Errorf("--storage-queue-endpoint: %w", err)
 	}
 	return c, nil
+}
+
+// refuseSecretArgs refuses the flags that would put a token on the command line, where every
+// local user sees it (ps, /proc/PID/cmdline) and shell histories keep it. The error does not
+// repeat the value.
+func refuseSecretArgs(args []string) error {
+	for _, a := range args {
+		if a == "--" {
+			return nil
+		}
+		name, _, _ := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		if !strings.HasPrefix(a, "-") {
+			continue
+		}
+		switch name {
+		case "admin-token":
+			return errors.New("--admin-token is not accepted: a token on the command line is visible to every local user (ps); " +
+				"use --admin-token-file or SCHEDULERD_ADMIN_TOKEN")
+		case "token":
+			return errors.New("--token is not accepted: a token on the command line is visible to every local user (ps); " +
+				"use --tokens-file or SCHEDULERD_TOKENS")
+		}
+	}
+	return nil
 }
 
 func runServe(ctx context.Context, args []string, _ io.Writer, stderr io.Writer) int {
@@ -342,7 +381,7 @@ func adminToken(cfg *serveConfig, log *slog.Logger) (string, error) {
 	if err := writeFileAtomic(path, []byte(tok+"\n"), 0o600); err != nil {
 		return "", fmt.Errorf("admin token: %w", err)
 	}
-	log.Warn("generated an admin token (no --admin-token or SCHEDULERD_ADMIN_TOKEN given)", "path", path)
+	log.Warn("generated an admin token (no --admin-token-file or SCHEDULERD_ADMIN_TOKEN given)", "path", path)
 	return tok, nil
 }
 

@@ -61,9 +61,17 @@ func TestParseServeEnvironmentAndFlags(t *testing.T) {
 		len(c.tokens) != 2 || c.tokens["sub1"] != "tok1" || c.tokens["sub2"] != "tok2" {
 		t.Fatalf("from the environment %+v", c)
 	}
-	// Flags win; --token replaces SCHEDULERD_TOKENS.
-	c, err = parseServe([]string{"--listen", "127.0.0.1:0", "--admin-token", "flag-admin", "--token", "sub3=tok3",
-		"--token", "sub4=tok4", "--secret-key-file", "/keys/k", "--workers", "2", "--log-level", "warn"}, getenv, io.Discard)
+	// Flags win; --admin-token-file replaces SCHEDULERD_ADMIN_TOKEN, --tokens-file SCHEDULERD_TOKENS.
+	dir := t.TempDir()
+	adminFile, tokensFile := filepath.Join(dir, "admin"), filepath.Join(dir, "tokens")
+	if err := os.WriteFile(adminFile, []byte("flag-admin\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(tokensFile, []byte("# scoped tokens\nsub3=tok3\n\n sub4 = tok4 \n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	c, err = parseServe([]string{"--listen", "127.0.0.1:0", "--admin-token-file", adminFile, "--tokens-file", tokensFile,
+		"--secret-key-file", "/keys/k", "--workers", "2", "--log-level", "warn"}, getenv, io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -85,7 +93,10 @@ func TestParseServeErrors(t *testing.T) {
 		{[]string{"--faulted-after", "x"}, nil, `--faulted-after "x": want a positive integer`},
 		{[]string{"--log-level", "loud"}, nil, `--log-level "loud": want debug, info, warn or error`},
 		{[]string{"--tls-cert", "c.pem"}, nil, "--tls-cert and --tls-key go together"},
-		{[]string{"--token", "nosub"}, nil, `invalid value "nosub" for flag -token: want SUBSCRIPTION=TOKEN`},
+		{[]string{"--admin-token", "on-the-command-line"}, nil, "--admin-token is not accepted: a token on the command line is visible to every local user (ps); use --admin-token-file or SCHEDULERD_ADMIN_TOKEN"},
+		{[]string{"-admin-token=on-the-command-line"}, nil, "--admin-token is not accepted: a token on the command line is visible to every local user (ps); use --admin-token-file or SCHEDULERD_ADMIN_TOKEN"},
+		{[]string{"--token", "sub=on-the-command-line"}, nil, "--token is not accepted: a token on the command line is visible to every local user (ps); use --tokens-file or SCHEDULERD_TOKENS"},
+		{[]string{"--admin-token-file", "/nonexistent/admin"}, nil, "--admin-token-file: open /nonexistent/admin: no such file or directory"},
 		{nil, map[string]string{"SCHEDULERD_TOKENS": "a=b,c"}, "SCHEDULERD_TOKENS: want SUBSCRIPTION=TOKEN"},
 		{nil, map[string]string{"SCHEDULERD_WORKERS": "many"}, `--workers "many": want a positive integer`},
 		{[]string{"extra"}, nil, `unexpected argument "extra"`},
@@ -282,7 +293,7 @@ func TestServeTLS(t *testing.T) {
 	var logs syncBuffer
 	done := make(chan int, 1)
 	go func() {
-		done <- run(ctx, []string{"serve", "--listen", "127.0.0.1:0", "--data", data, "--admin-token", "tls-admin",
+		done <- run(ctx, []string{"serve", "--listen", "127.0.0.1:0", "--data", data, "--admin-token-file", tokenFileOf(t, "tls-admin"),
 			"--tls-cert", certFile, "--tls-key", keyFile}, nil, io.Discard, &logs)
 	}()
 	base := "https://" + waitForFile(t, filepath.Join(data, "listen-address"), &logs)
@@ -335,7 +346,7 @@ func TestServeRefusesBadConfiguration(t *testing.T) {
 	}{
 		{[]string{"--tls-cert", missing, "--tls-key", missing}, `"msg":"schedulerd stopped","error":"tls: open ` + missing},
 		{[]string{"--listen", "127.0.0.1:99999"}, `"msg":"schedulerd stopped","error":"listen: `},
-		{[]string{"--token", "sub=same", "--admin-token", "same"}, `equals the admin token`},
+		{[]string{"--tokens-file", tokenFileOf(t, "sub=same"), "--admin-token-file", tokenFileOf(t, "same")}, `equals the admin token`},
 	} {
 		var logs syncBuffer
 		args := append([]string{"serve", "--data", filepath.Join(dir, "data"), "--listen", "127.0.0.1:0"}, tc.args...)
@@ -346,4 +357,21 @@ func TestServeRefusesBadConfiguration(t *testing.T) {
 			t.Errorf("%v: log lacks %q:\n%s", tc.args, tc.want, logs.String())
 		}
 	}
+}
+
+// tokenFileOf writes content into a new 0600 file and returns its path: tokens reach the daemon
+// through files or the environment, never its command line.
+func tokenFileOf(t *testing.T, content string) string {
+	t.Helper()
+	f, err := os.CreateTemp(t.TempDir(), "token-*")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.WriteString(content + "\n"); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return f.Name()
 }

@@ -2,10 +2,12 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"syscall"
 	"testing"
@@ -174,6 +176,7 @@ func TestProcessDataIsPrivate(t *testing.T) {
 		t.Fatal(err)
 	}
 	req.Header.Set("Authorization", "Bearer "+tokenFile(t, data))
+	req.Header.Set("Content-Type", "application/json")
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
@@ -209,4 +212,61 @@ func tokenFile(t *testing.T, data string) string {
 		t.Fatal(err)
 	}
 	return strings.TrimSpace(string(b))
+}
+
+// TestProcessTokensAreNotOnTheCommandLine: a daemon given its tokens through --admin-token-file
+// and --tokens-file answers to them while its command line (what ps shows every local user, read
+// from /proc) holds neither; and the repository's scripts and docs never put a token on a
+// schedulerd command line (--admin-token VALUE, --token SUB=VALUE).
+func TestProcessTokensAreNotOnTheCommandLine(t *testing.T) {
+	bin := daemonBinary(t)
+	data := filepath.Join(t.TempDir(), "data")
+	c := startChild(t, bin, data, "--admin-token-file", tokenFileOf(t, "file-admin-token"),
+		"--tokens-file", tokenFileOf(t, "sub-a=file-sub-token"))
+	cmdline, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", c.cmd.Process.Pid))
+	if err != nil {
+		t.Skipf("no /proc here: %v", err)
+	}
+	if strings.Contains(string(cmdline), "file-admin-token") || strings.Contains(string(cmdline), "file-sub-token") {
+		t.Fatalf("the command line holds a token: %q", cmdline)
+	}
+	for tok, want := range map[string]int{"file-admin-token": 404, "file-sub-token": 404, "wrong": 401} {
+		req, err := http.NewRequestWithContext(t.Context(), http.MethodGet,
+			c.base+"/subscriptions/sub-a/resourceGroups/rg/providers/Microsoft.Scheduler/jobCollections/c?api-version=2016-03-01", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("Authorization", "Bearer "+tok)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_ = resp.Body.Close()
+		if resp.StatusCode != want {
+			t.Errorf("token %s: %d, want %d", tok, resp.StatusCode, want)
+		}
+	}
+
+	root := filepath.Join("..", "..", "..")
+	onCommandLine := regexp.MustCompile(`(?m)schedulerd[^\n]*\s--?(admin-token|token)[\s=]`)
+	var files []string
+	for _, pattern := range []string{"tools/*.sh", "*.md", "docs/*.md", "examples/*/*.sh", "GNUmakefile", ".ci/*"} {
+		m, err := filepath.Glob(filepath.Join(root, pattern))
+		if err != nil {
+			t.Fatal(err)
+		}
+		files = append(files, m...)
+	}
+	if len(files) < 3 {
+		t.Fatalf("found only %v", files)
+	}
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if m := onCommandLine.Find(b); m != nil {
+			t.Errorf("%s puts a token on a schedulerd command line: %q", f, m)
+		}
+	}
 }
