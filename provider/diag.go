@@ -75,7 +75,7 @@ func apiError(diags *diag.Diagnostics, doing string, err error) {
 		diags.AddError("Check the Scheduler token: the daemon refused it while "+doing,
 			err.Error()+"\n\nSet a valid token in the provider block or "+EnvToken+"; a token scoped to one subscription cannot reach another.")
 	case http.StatusBadRequest:
-		diags.AddError("Fix the configuration: the daemon rejected it while "+doing, err.Error())
+		diags.AddError("The daemon rejected the configuration while "+doing, hclNames(err.Error()))
 	case http.StatusConflict:
 		diags.AddError("Resolve the conflict reported while "+doing,
 			err.Error()+"\n\nA collection limit (quota, SKU) was reached or the job is in a final state (Completed, Faulted). "+

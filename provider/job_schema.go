@@ -1,7 +1,6 @@
 package provider
 
 import (
-	"github.com/hashicorp/terraform-plugin-framework-validators/listvalidator"
 	"github.com/hashicorp/terraform-plugin-framework-validators/objectvalidator"
 	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
 	"github.com/hashicorp/terraform-plugin-framework/attr"
@@ -252,7 +251,7 @@ func recurrenceAttribute() schema.SingleNestedAttribute {
 					"week_days": schema.ListAttribute{
 						Optional: true, ElementType: types.StringType,
 						MarkdownDescription: "Day names (any case), `Week` frequency only.",
-						Validators:          []validator.List{listvalidator.ValueStringsAre(stringvalidator.OneOfCaseInsensitive(weekDayNames...))},
+						// No schema validator: the engine reports a wrong day, once (validateJob).
 					},
 					"month_days": schema.ListAttribute{
 						Optional: true, ElementType: types.Int64Type,
@@ -266,7 +265,6 @@ func recurrenceAttribute() schema.SingleNestedAttribute {
 								"day": schema.StringAttribute{
 									Required:            true,
 									MarkdownDescription: "Day name (any case).",
-									Validators:          []validator.String{stringvalidator.OneOfCaseInsensitive(weekDayNames...)},
 								},
 								"occurrence": schema.Int64Attribute{
 									Optional:            true,

@@ -85,10 +85,10 @@ func problemsText(err error, p *wire.JobProperties) string {
 	lines := make([]string, len(ps))
 	for i, pr := range ps {
 		if pr.Path == "" {
-			lines[i] = pr.Message
+			lines[i] = hclNames(pr.Message)
 			continue
 		}
-		lines[i] = snakePathText(pr.Path, p) + ": " + pr.Message
+		lines[i] = snakePathText(pr.Path, p) + ": " + hclNames(pr.Message)
 	}
 	return strings.Join(lines, "\n")
 }

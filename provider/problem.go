@@ -13,13 +13,30 @@ import (
 )
 
 // addProblem reports one of the engine's problems at its attribute (the whole resource when the
-// path is empty), with the engine's message.
+// path is empty): the summary says what is wrong, naming the attribute; the detail repeats it
+// with the attribute path first. Field names in the engine's message are written as in HCL
+// (start_time, not startTime).
 func addProblem(diags *diag.Diagnostics, p path.Path, msg string) {
+	msg = hclNames(msg)
 	if p.Equal(path.Empty()) {
-		diags.AddError("Fix the job definition", msg)
+		diags.AddError("Invalid job: "+msg, msg)
 		return
 	}
-	diags.AddAttributeError(p, "Fix "+p.String(), p.String()+": "+msg)
+	diags.AddAttributeError(p, "Invalid "+p.String()+": "+msg, p.String()+": "+msg)
+}
+
+// camelRE matches a camelCase identifier (startTime, monthlyOccurrences, clientId).
+var camelRE = regexp.MustCompile(`\b[a-z][a-z0-9]*(?:[A-Z][a-z0-9]*)+\b`)
+
+// hclNames rewrites the JSON field names in a message of the engine or the daemon as attribute
+// names (startTime → start_time, recurrence.schedule.monthDays[2] → month_days[2]), leaving
+// what is quoted (the user's values) alone.
+func hclNames(msg string) string {
+	parts := strings.Split(msg, `"`)
+	for i := 0; i < len(parts); i += 2 { // even parts are outside quotes
+		parts[i] = camelRE.ReplaceAllStringFunc(parts[i], snake)
+	}
+	return strings.Join(parts, `"`)
 }
 
 var segmentRE = regexp.MustCompile(`^([^\[\]]*)((?:\[\d+\])*)$`)

@@ -45,7 +45,7 @@ func TestValidateJobReportsEveryProblemAtItsAttribute(t *testing.T) {
 	var diags diag.Diagnostics
 	validateJob(&diags, monthlyJob(), clock.NewFake(time.Date(2026, 1, 15, 0, 0, 0, 0, time.UTC)))
 	want := strings.Join([]string{
-		"recurrence.end_time | recurrence.end_time: 2026-01-01T00:00:00Z is before startTime 2026-02-01T10:00:00Z",
+		"recurrence.end_time | recurrence.end_time: 2026-01-01T00:00:00Z is before start_time 2026-02-01T10:00:00Z",
 		"recurrence.schedule.minutes[0] | recurrence.schedule.minutes[0]: 60 is outside 0..59",
 		"recurrence.schedule.month_days[1] | recurrence.schedule.month_days[1]: 32 is outside -31..-1, 1..31",
 	}, "\n")
@@ -70,12 +70,12 @@ func TestValidateJobSkipsWhatDependsOnUnknownValues(t *testing.T) {
 		{"an unknown month day: that list waits", func(m *jobModel) {
 			m.Recurrence.Schedule.MonthDays = ints(types.Int64Unknown(), types.Int64Value(32))
 		}, []string{
-			"recurrence.end_time | recurrence.end_time: 2026-01-01T00:00:00Z is before startTime 2026-02-01T10:00:00Z",
+			"recurrence.end_time | recurrence.end_time: 2026-01-01T00:00:00Z is before start_time 2026-02-01T10:00:00Z",
 			"recurrence.schedule.minutes[0] | recurrence.schedule.minutes[0]: 60 is outside 0..59",
 		}},
 		{"unknown frequency: the whole schedule waits", func(m *jobModel) { m.Recurrence.Frequency = types.StringUnknown() }, nil},
 		{"unknown uri: the schedule is still checked", func(m *jobModel) { m.Action.Request.URI = types.StringUnknown() }, []string{
-			"recurrence.end_time | recurrence.end_time: 2026-01-01T00:00:00Z is before startTime 2026-02-01T10:00:00Z",
+			"recurrence.end_time | recurrence.end_time: 2026-01-01T00:00:00Z is before start_time 2026-02-01T10:00:00Z",
 			"recurrence.schedule.minutes[0] | recurrence.schedule.minutes[0]: 60 is outside 0..59",
 			"recurrence.schedule.month_days[1] | recurrence.schedule.month_days[1]: 32 is outside -31..-1, 1..31",
 		}},

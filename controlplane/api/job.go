@@ -40,11 +40,17 @@ func rfc3339UTC(t time.Time) string {
 }
 
 // jobDefinition is the Azure body of a stored job: secrets redacted, state and status from the
-// record.
-func jobDefinition(j *store.Job) (wire.JobDefinition, error) {
+// record, startTime and endTime in RFC 3339 in the rule's zone (what the Azure SDK parses) unless
+// asWritten asks for them as the client wrote them.
+func jobDefinition(j *store.Job, asWritten bool) (wire.JobDefinition, error) {
 	p, err := cloneProperties(j.Properties)
 	if err != nil {
 		return wire.JobDefinition{}, err
+	}
+	if !asWritten {
+		if rule, err := recurrence.Compile(p.StartTime, p.Recurrence, j.CreatedAt); err == nil {
+			jobdef.FormatTimes(&p, rule)
+		}
 	}
 	secret.RedactJob(&p)
 	p.State = j.State
@@ -64,8 +70,27 @@ func jobDefinition(j *store.Job) (wire.JobDefinition, error) {
 	}, nil
 }
 
-func (s *Server) writeJob(w http.ResponseWriter, status int, j *store.Job) *apiError {
-	def, err := jobDefinition(j)
+// preferTimesAsWritten is the preference (RFC 7240) of a client that wants a job's startTime and
+// endTime back as it wrote them ("2026-12-01", "2026-12-01T07:30") rather than in RFC 3339: the
+// provider sends it, so that the state of an imported job holds the spelling of the configuration
+// it was created from. The Azure SDK does not send it and always gets RFC 3339.
+const preferTimesAsWritten = "times=as-written"
+
+// timesAsWritten reports whether r prefers preferTimesAsWritten, and says so in the answer.
+func timesAsWritten(w http.ResponseWriter, r *http.Request) bool {
+	for _, v := range r.Header.Values("Prefer") {
+		for _, pref := range strings.Split(v, ",") {
+			if strings.EqualFold(strings.TrimSpace(pref), preferTimesAsWritten) {
+				w.Header().Set("Preference-Applied", preferTimesAsWritten)
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func (s *Server) writeJob(w http.ResponseWriter, r *http.Request, status int, j *store.Job) *apiError {
+	def, err := jobDefinition(j, timesAsWritten(w, r))
 	if err != nil {
 		return &apiError{http.StatusInternalServerError, codeInternal, "encoding the job failed"}
 	}
@@ -79,7 +104,7 @@ func (s *Server) getJob(w http.ResponseWriter, r *http.Request, rt route, info *
 		return s.storeError(r.Context(), "job "+rt.key.Name, err)
 	}
 	info.jobID = j.ID
-	return s.writeJob(w, http.StatusOK, j)
+	return s.writeJob(w, r, http.StatusOK, j)
 }
 
 func (s *Server) listJobs(w http.ResponseWriter, r *http.Request, rt route, _ *reqInfo) *apiError {
@@ -96,11 +121,12 @@ func (s *Server) listJobs(w http.ResponseWriter, r *http.Request, rt route, _ *r
 		return s.storeError(ctx, "the jobs", err)
 	}
 	out := wire.JobListResult{Value: []wire.JobDefinition{}, NextLink: s.nextLink(r, p, len(jobs))}
+	asWritten := timesAsWritten(w, r)
 	for i, j := range jobs {
 		if i == p.top {
 			break
 		}
-		def, err := jobDefinition(j)
+		def, err := jobDefinition(j, asWritten)
 		if err != nil {
 			return &apiError{http.StatusInternalServerError, codeInternal, "encoding the job failed"}
 		}
@@ -268,7 +294,8 @@ func (s *Server) saveJob(w http.ResponseWriter, r *http.Request, rt route, info 
 		if err := jobdef.FillCertificates(props); err != nil {
 			return badRequest("properties.action: %v", err)
 		}
-		jobdef.FormatTimes(props, rule)
+		// startTime and endTime are stored as written (the same rule either way): a client that
+		// asks gets back its own spelling, so that an import plans clean (timesAsWritten).
 		state := props.State
 		if state == "" {
 			state = store.JobStateEnabled
@@ -303,7 +330,7 @@ func (s *Server) saveJob(w http.ResponseWriter, r *http.Request, rt route, info 
 		if isNew {
 			code = http.StatusCreated
 		}
-		return s.writeJob(w, code, stored)
+		return s.writeJob(w, r, code, stored)
 	}
 	return conflict("job %s is being changed concurrently; retry", rt.key.Name)
 }

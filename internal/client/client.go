@@ -184,6 +184,9 @@ func (c *Client) do(ctx context.Context, method, path string, query url.Values, 
 		query.Set("api-version", wire.APIVersion)
 	}
 	req.SetQueryParamsFromValues(query)
+	// Times as written: a job's startTime and endTime come back spelled as they were sent, so an
+	// imported job's state holds the spelling of the configuration it was created from.
+	req.SetHeader("Prefer", "times=as-written")
 	if body != nil {
 		data, err := json.Marshal(body)
 		if err != nil {
