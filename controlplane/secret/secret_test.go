@@ -16,6 +16,7 @@ import (
 
 	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/secret"
 	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/store"
+	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/store/faulty"
 	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/store/sqlite"
 	"github.com/schedulerhq/terraform-provider-scheduler/internal/wire"
 )
@@ -324,5 +325,27 @@ func TestStartupMigratesOldValues(t *testing.T) {
 	}
 	if strings.Contains(logs.String(), "re-sealed") {
 		t.Errorf("second start migrated again:\n%s", logs.String())
+	}
+}
+
+// TestStartupReplicasAgreeOnOneKey: two replicas starting together on an empty store, each with
+// its own key file: the check value stored first wins, and the replica with the other key stops
+// instead of sealing with a key the others do not share.
+func TestStartupReplicasAgreeOnOneKey(t *testing.T) {
+	e := newEnv(t)
+	other, _ := newBox(t)
+	st := faulty.Wrap(e.st)
+	// The other replica stores its check value between this one's read and its write.
+	st.Before("MetaPut", func() {
+		if err := e.st.MetaPut(t.Context(), store.MetaPutParams{Name: store.MetaSecretKeyCheck, Value: other.Check()}); err != nil {
+			t.Error(err)
+		}
+	})
+	_, err := secret.Startup(t.Context(), st, e.keyPath, nil)
+	if err == nil || !strings.Contains(err.Error(), "secret key "+e.keyPath+" is not the key another replica stored first") {
+		t.Fatalf("Startup racing another replica's key: %v", err)
+	}
+	if got, _ := e.st.MetaGet(t.Context(), store.MetaGetParams{Name: store.MetaSecretKeyCheck}); got != other.Check() {
+		t.Fatalf("the first replica's check value was replaced: %q", got)
 	}
 }

@@ -71,9 +71,22 @@ func Startup(ctx context.Context, st store.Driver, keyPath string, log *slog.Log
 		return nil, err
 	}
 	if !hasCheck {
-		if err := st.MetaPut(ctx, store.MetaPutParams{Name: store.MetaSecretKeyCheck, Value: box.Check()}); err != nil {
+		// Replicas starting together on an empty store: the first check value stored wins, and a
+		// replica with another key stops here.
+		if err := st.MetaPut(ctx, store.MetaPutParams{Name: store.MetaSecretKeyCheck, Value: box.Check(), IfAbsent: true}); err != nil {
 			return nil, fmt.Errorf("storing the secret key's check value: %w", err)
 		}
+		stored, err := st.MetaGet(ctx, store.MetaGetParams{Name: store.MetaSecretKeyCheck})
+		if err != nil {
+			return nil, fmt.Errorf("reading the secret key's check value back: %w", err)
+		}
+		if stored != box.Check() {
+			return nil, fmt.Errorf("secret key %s is not the key another replica stored first (its check value differs): "+
+				"give every replica the same key file", keyPath)
+		}
+	}
+	if fi, err := os.Stat(keyPath); err == nil && fi.Mode().Perm()&0o077 != 0 {
+		log.Warn("the secret key file is readable by other users: make it 0600", "path", keyPath, "mode", fi.Mode().Perm().String())
 	}
 	return box, nil
 }

@@ -12,6 +12,9 @@ type MetaGetParams struct {
 type MetaPutParams struct {
 	Name  string
 	Value string
+	// IfAbsent writes only when the setting does not exist yet (an existing value is kept, without
+	// error): replicas starting together store one secret key check value, the first.
+	IfAbsent bool
 }
 
 // JobListAllParams pages through every job of every collection, whatever its state, ordered by

@@ -182,15 +182,19 @@ func eval[T any](t *testing.T, ctx context.Context, expr string) T {
 	return v
 }
 
-// screenshot writes the page as docs/images/<name>.png when SCHEDULER_SCREENSHOTS names a
-// directory.
-func screenshot(t *testing.T, ctx context.Context, name string) {
+// screenshot writes the whole page (or, with viewport, what the window shows) as
+// <dir>/<name>.png when SCHEDULER_SCREENSHOTS names a directory (make screenshots: images/).
+func screenshot(t *testing.T, ctx context.Context, name string, viewport ...bool) {
 	t.Helper()
 	dir := os.Getenv(screenshotsEnv)
 	if dir == "" {
 		return
 	}
-	png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
+	shot := chromedp.FullScreenshot(100)
+	if len(viewport) > 0 && viewport[0] {
+		shot = chromedp.CaptureScreenshot()
+	}
+	png, err := chromedp.Run(ctx, shot)
 	if err != nil {
 		t.Fatalf("screenshot %s: %v", name, err)
 	}
@@ -252,7 +256,7 @@ func TestBrowserDashboard(t *testing.T) {
 	if n := eval[int](t, ctx, `document.querySelectorAll('#next-runs tbody tr').length`); n != 50 {
 		t.Errorf("overview: %d next runs, want 50", n)
 	}
-	screenshot(t, ctx, "dashboard-overview")
+	screenshot(t, ctx, "dashboard-overview", true)
 
 	// Find the job: collection page, filter, then the job.
 	do(t, ctx, "open the collection",
@@ -266,7 +270,6 @@ func TestBrowserDashboard(t *testing.T) {
 	if want := "at 02:30 and 14:30, Monday and Thursday, from 2026-01-01 02:30, Europe/Berlin"; words != want {
 		t.Errorf("schedule in words: %q (want %q)", words, want)
 	}
-	screenshot(t, ctx, "dashboard-collection")
 	do(t, ctx, "open the job",
 		chromedp.Click(chromedp.CSS(`#jobs a[href$="/jobs/invoice-run"]`)),
 		chromedp.WaitVisible(chromedp.CSS("#calendar")),
@@ -372,15 +375,12 @@ func TestBrowserDashboard(t *testing.T) {
 	}))
 
 	// Keyboard: the first Tab reaches the skip link; Enter on it moves to the content.
-	do(t, ctx, "keyboard",
-		chromedp.Navigate(d.base+"/ui/health"),
-		chromedp.WaitVisible(chromedp.CSS("#health")),
-		chromedp.KeyEvent("\t"),
-	)
+	do(t, ctx, "health", chromedp.Navigate(d.base+"/ui/health"), chromedp.WaitVisible(chromedp.CSS("#health")))
+	screenshot(t, ctx, "dashboard-health")
+	do(t, ctx, "keyboard", chromedp.KeyEvent("\t"))
 	if cls := eval[string](t, ctx, "document.activeElement.className"); cls != "skip" {
 		t.Errorf("the first Tab focuses %q, want the skip link", cls)
 	}
-	screenshot(t, ctx, "dashboard-health")
 
 	// Phone width: nothing overflows the page sideways (wide tables scroll inside their box).
 	do(t, ctx, "phone width",
@@ -393,6 +393,14 @@ func TestBrowserDashboard(t *testing.T) {
 	}
 	screenshot(t, ctx, "dashboard-job-phone")
 	do(t, ctx, "desktop width", chromedp.EmulateViewport(1280, 900))
+	do(t, ctx, "the collection again",
+		chromedp.Navigate(d.base+"/ui/subscriptions/tenant-a/resourceGroups/billing/jobCollections/nightly"),
+		chromedp.WaitVisible(chromedp.CSS("#jobs")),
+	)
+	if st := eval[string](t, ctx, `document.querySelector('tr[data-job="invoice-run"] td:nth-child(5) .state').textContent`); st != "Completed" {
+		t.Errorf("the collection shows invoice-run's last outcome as %q", st)
+	}
+	screenshot(t, ctx, "dashboard-collection")
 
 	// Sign out; tenant-b's token sees only its own collection, and tenant-a's job is a 404.
 	do(t, ctx, "sign out",

@@ -25,8 +25,11 @@ func (d *Driver) MetaGet(ctx context.Context, params store.MetaGetParams) (strin
 
 // MetaPut writes a setting in its own transaction.
 func (d *Driver) MetaPut(ctx context.Context, params store.MetaPutParams) error {
-	_, err := d.pool.Exec(ctx, `INSERT INTO meta (name, value) VALUES ($1, $2)
-		ON CONFLICT (name) DO UPDATE SET value = excluded.value`, params.Name, params.Value)
+	q := `INSERT INTO meta (name, value) VALUES ($1, $2) ON CONFLICT (name) DO UPDATE SET value = excluded.value`
+	if params.IfAbsent {
+		q = `INSERT INTO meta (name, value) VALUES ($1, $2) ON CONFLICT (name) DO NOTHING`
+	}
+	_, err := d.pool.Exec(ctx, q, params.Name, params.Value)
 	if err != nil {
 		return fmt.Errorf("meta %s: %w", params.Name, err)
 	}

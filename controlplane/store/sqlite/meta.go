@@ -24,9 +24,12 @@ func (d *Driver) MetaGet(ctx context.Context, params store.MetaGetParams) (strin
 
 // MetaPut writes a setting in its own transaction.
 func (d *Driver) MetaPut(ctx context.Context, params store.MetaPutParams) error {
+	q := `INSERT INTO meta (name, value) VALUES (?, ?) ON CONFLICT (name) DO UPDATE SET value = excluded.value`
+	if params.IfAbsent {
+		q = `INSERT INTO meta (name, value) VALUES (?, ?) ON CONFLICT (name) DO NOTHING`
+	}
 	err := d.tx(ctx, func(tx *sql.Tx) error {
-		_, err := tx.ExecContext(ctx, `INSERT INTO meta (name, value) VALUES (?, ?)
-			ON CONFLICT (name) DO UPDATE SET value = excluded.value`, params.Name, params.Value)
+		_, err := tx.ExecContext(ctx, q, params.Name, params.Value)
 		return err
 	})
 	if err != nil {

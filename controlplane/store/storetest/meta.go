@@ -30,6 +30,21 @@ func testMeta(t *testing.T, d store.Driver) {
 		t.Fatal(err)
 	}
 	equal(t, "MetaGet after another setting's put", got, "two")
+	// IfAbsent keeps an existing value and creates an absent one.
+	if err := d.MetaPut(ctx, store.MetaPutParams{Name: store.MetaSecretKeyCheck, Value: "three", IfAbsent: true}); err != nil {
+		t.Fatal(err)
+	}
+	if got, err = d.MetaGet(ctx, store.MetaGetParams{Name: store.MetaSecretKeyCheck}); err != nil {
+		t.Fatal(err)
+	}
+	equal(t, "MetaGet after an IfAbsent put over a value", got, "two")
+	if err := d.MetaPut(ctx, store.MetaPutParams{Name: "fresh", Value: "four", IfAbsent: true}); err != nil {
+		t.Fatal(err)
+	}
+	if got, err = d.MetaGet(ctx, store.MetaGetParams{Name: "fresh"}); err != nil {
+		t.Fatal(err)
+	}
+	equal(t, "MetaGet after an IfAbsent put", got, "four")
 }
 
 // testJobListAll: every job of every collection, whatever its state or its collection's, by ID,
