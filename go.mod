@@ -3,6 +3,7 @@ module github.com/schedulerhq/terraform-provider-scheduler
 go 1.26.8
 
 require (
+	github.com/Azure/go-amqp v1.7.0
 	github.com/chromedp/cdproto v0.159.0
 	github.com/chromedp/chromedp v0.23.0
 	github.com/go-resty/resty/v2 v2.17.2

@@ -65,7 +65,9 @@ type Config struct {
 	// for the account name; "": DefaultStorageQueueEndpoint. For Azurite:
 	// "http://127.0.0.1:10001/{account}".
 	StorageQueueEndpoint string
-	Logger               *slog.Logger
+	// ServiceBus says how Service Bus actions reach their namespaces (zero: Azure's).
+	ServiceBus ServiceBusConfig
+	Logger     *slog.Logger
 }
 
 // NewTransport returns the transport the daemon shares between all attempts: keep-alive with
@@ -101,6 +103,7 @@ type Executor struct {
 	certs map[string]*http.Client // by SHA-256 of the pfx and password
 
 	kinds map[string]runner // by lower-case action type
+	bus   *busPool
 }
 
 // New returns an Executor.
@@ -147,8 +150,14 @@ func New(cfg Config) *Executor {
 	e.kinds = map[string]runner{}
 	e.register(httpRunner{e}, jobdef.ActionHTTP, jobdef.ActionHTTPS)
 	e.register(storageQueueRunner{e}, jobdef.ActionStorageQueue)
+	e.bus = newBusPool(cfg.ServiceBus, e.transport.TLSClientConfig, e.timeout, e.clock.Now)
+	e.register(serviceBusRunner{pool: e.bus}, jobdef.ActionServiceBusQueue)
+	e.register(serviceBusRunner{pool: e.bus, topic: true}, jobdef.ActionServiceBusTopic)
 	return e
 }
+
+// Close closes the pooled Service Bus connections. Attempts after Close dial again.
+func (e *Executor) Close() { e.bus.Close() }
 
 func (e *Executor) register(r runner, types ...string) {
 	for _, t := range types {

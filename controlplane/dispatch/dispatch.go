@@ -60,8 +60,9 @@
 //   - An occurrence is faulted when its main action failed after its retries and it has no error
 //     action or the error action failed too; one that is not faulted resets the run of
 //     consecutive faults.
-//   - Http, Https and StorageQueue actions are executed; Service Bus actions fail each attempt
-//     with a message saying they are not supported by this daemon.
+//   - Every action type is executed by package action: Http and Https requests, StorageQueue
+//     messages (Azure Storage REST), ServiceBusQueue and ServiceBusTopic messages (AMQP 1.0 over
+//     connections pooled per namespace, closed when Run returns).
 //   - History is purged by end time (Retention) and beyond the last HistoryKeep executions (not
 //     attempts) of each job; Completed and Faulted jobs Retention after they became final.
 package dispatch
@@ -118,6 +119,8 @@ type Config struct {
 	// StorageQueueEndpoint is the queue service address with "{account}" for the account name
 	// ("": Azure's https://{account}.queue.core.windows.net; Azurite: http://127.0.0.1:10001/{account}).
 	StorageQueueEndpoint string
+	// ServiceBus says how Service Bus actions reach their namespaces (zero: Azure's).
+	ServiceBus action.ServiceBusConfig
 
 	MisfireThreshold time.Duration // occurrences later than this are coalesced (60 s)
 	// Lookahead is how long before its due time an occurrence is claimed, so that the claim's
@@ -240,7 +243,8 @@ func New(cfg Config) (*Dispatcher, error) {
 		log:   cfg.Logger,
 		exec: action.New(action.Config{
 			Clock: cfg.Clock, Transport: cfg.Transport, RootCAs: cfg.RootCAs, Timeout: cfg.AttemptTimeout,
-			OAuthAuthority: cfg.OAuthAuthority, StorageQueueEndpoint: cfg.StorageQueueEndpoint, Logger: cfg.Logger,
+			OAuthAuthority: cfg.OAuthAuthority, StorageQueueEndpoint: cfg.StorageQueueEndpoint, ServiceBus: cfg.ServiceBus,
+			Logger: cfg.Logger,
 		}),
 		tasks:  newTaskQueue(cfg.TargetConcurrency),
 		manual: map[int64]string{},
@@ -355,6 +359,7 @@ func (d *Dispatcher) Run(ctx context.Context) error {
 
 	attemptCtx, cancelAttempts := context.WithCancel(context.WithoutCancel(ctx))
 	defer cancelAttempts()
+	defer d.exec.Close()
 	var workers sync.WaitGroup
 	for range d.cfg.Workers {
 		workers.Go(func() { d.worker(attemptCtx) })

@@ -45,6 +45,7 @@ type serveConfig struct {
 	secretKeyFile  string
 	oauthAuthority string
 	storageQueue   string // --storage-queue-endpoint
+	serviceBus     action.ServiceBusConfig
 	misfire        time.Duration
 	faultedAfter   int
 	region         string
@@ -84,6 +85,10 @@ func parseServe(args []string, getenv func(string) string, stderr io.Writer) (se
 	fs.StringVar(&c.secretKeyFile, "secret-key-file", env("SCHEDULERD_SECRET_KEY_FILE", ""), "AES-256 key sealing job secrets; default <data>/secret.key; back it up apart from the database [SCHEDULERD_SECRET_KEY_FILE]")
 	fs.StringVar(&c.oauthAuthority, "oauth-authority", env("SCHEDULERD_OAUTH_AUTHORITY", "https://login.microsoftonline.com"), "where ActiveDirectoryOAuth actions get their tokens [SCHEDULERD_OAUTH_AUTHORITY]")
 	fs.StringVar(&c.storageQueue, "storage-queue-endpoint", env("SCHEDULERD_STORAGE_QUEUE_ENDPOINT", action.DefaultStorageQueueEndpoint), "queue service of a storage account, {account} standing for its name (Azurite: http://127.0.0.1:10001/{account}) [SCHEDULERD_STORAGE_QUEUE_ENDPOINT]")
+	fs.StringVar(&c.serviceBus.Endpoint, "service-bus-endpoint", env("SCHEDULERD_SERVICE_BUS_ENDPOINT", action.DefaultServiceBusEndpoint), "AMQP 1.0 address of a Service Bus namespace, {namespace} standing for its name (RabbitMQ: amqp://127.0.0.1:5672) [SCHEDULERD_SERVICE_BUS_ENDPOINT]")
+	fs.StringVar(&c.serviceBus.Auth, "service-bus-auth", env("SCHEDULERD_SERVICE_BUS_AUTH", action.ServiceBusAuthCBS), "cbs: a SAS token put on $cbs (Azure Service Bus); plain: SASL PLAIN with sasKeyName and sasKey (brokers without CBS, such as RabbitMQ) [SCHEDULERD_SERVICE_BUS_AUTH]")
+	fs.StringVar(&c.serviceBus.QueueAddress, "service-bus-queue-address", env("SCHEDULERD_SERVICE_BUS_QUEUE_ADDRESS", action.DefaultServiceBusQueueAddress), "AMQP target address of a queue, {queue} standing for its name (RabbitMQ 3.x: /amq/queue/{queue}; 4.x: /queues/{queue}) [SCHEDULERD_SERVICE_BUS_QUEUE_ADDRESS]")
+	fs.StringVar(&c.serviceBus.TopicAddress, "service-bus-topic-address", env("SCHEDULERD_SERVICE_BUS_TOPIC_ADDRESS", action.DefaultServiceBusTopicAddress), "AMQP target address of a topic, {topic} standing for its path (RabbitMQ 3.x: /exchange/{topic}; 4.x: /exchanges/{topic}) [SCHEDULERD_SERVICE_BUS_TOPIC_ADDRESS]")
 	misfire := fs.String("misfire-threshold", env("SCHEDULERD_MISFIRE_THRESHOLD", "60s"), "occurrences missed by more than this are coalesced [SCHEDULERD_MISFIRE_THRESHOLD]")
 	faulted := fs.String("faulted-after", env("SCHEDULERD_FAULTED_AFTER", "10"), "consecutive faulted occurrences that make a job Faulted [SCHEDULERD_FAULTED_AFTER]")
 	fs.StringVar(&c.region, "region", env("SCHEDULERD_REGION", "local"), "value of x-ms-scheduler-execution-region [SCHEDULERD_REGION]")
@@ -154,6 +159,9 @@ func parseServe(args []string, getenv func(string) string, stderr io.Writer) (se
 	}
 	if err := action.CheckEndpoint(c.storageQueue, "{account}"); err != nil {
 		return c, fmt.Errorf("--storage-queue-endpoint: %w", err)
+	}
+	if err := c.serviceBus.Check(); err != nil {
+		return c, fmt.Errorf("--service-bus-*: %w", err)
 	}
 	return c, nil
 }
@@ -247,6 +255,7 @@ func serve(ctx context.Context, cfg *serveConfig, log *slog.Logger) error {
 		Registerer:           reg,
 		OAuthAuthority:       cfg.oauthAuthority,
 		StorageQueueEndpoint: cfg.storageQueue,
+		ServiceBus:           cfg.serviceBus,
 		MisfireThreshold:     cfg.misfire,
 		FaultedAfter:         cfg.faultedAfter,
 		Workers:              cfg.workers,

@@ -113,7 +113,18 @@ func TestProcessStartRefusesWhatCannotWork(t *testing.T) {
 	})
 	t.Run("unwritable data directory", func(t *testing.T) {
 		data := fresh(t)
-		unwritable(t, data)
+		if os.Geteuid() != 0 {
+			// The daemon makes a directory it owns 0700 (and so writable again): as a user, the
+			// data directory is one it cannot create, in a parent it cannot write.
+			parent := filepath.Join(t.TempDir(), "ro")
+			if err := os.Mkdir(parent, 0o700); err != nil {
+				t.Fatal(err)
+			}
+			data = filepath.Join(parent, "data")
+			unwritable(t, parent)
+		} else {
+			unwritable(t, data)
+		}
 		code, out := runOnce(t, bin, env, "--data", data)
 		if code != 1 || !strings.Contains(out, "data directory "+data) {
 			t.Fatalf("exit %d, want 1 naming %s:\n%s", code, data, out)
