@@ -33,6 +33,10 @@
 //   - On a write the next execution is computed from the injected clock: on creation the first
 //     per SPEC 4.3; on an update or enable a job that has executed resumes from the first
 //     candidate at or after now, never repeating its immediate run. Nothing left: Completed.
+//   - Every action type is accepted: Http, Https, StorageQueue (queueMessage), ServiceBusQueue
+//     and ServiceBusTopic (serviceBusQueueMessage, serviceBusTopicMessage), each checked field by
+//     field by jobdef.Validate (a 400 naming the path). Their secrets (sasToken, sasKey) are
+//     sealed and never returned, like the HTTP ones.
 package api
 
 import (
