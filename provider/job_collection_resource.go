@@ -17,6 +17,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	"github.com/hashicorp/terraform-plugin-log/tflog"
 
+	"github.com/schedulerhq/terraform-provider-scheduler/internal/arm"
 	"github.com/schedulerhq/terraform-provider-scheduler/internal/client"
 	"github.com/schedulerhq/terraform-provider-scheduler/internal/jobdef"
 	"github.com/schedulerhq/terraform-provider-scheduler/internal/wire"
@@ -91,7 +92,7 @@ func jobCollectionSchema() schema.Schema {
 				Required:            true,
 				MarkdownDescription: "Name of the collection, unique in its resource group. Changing it replaces the collection.",
 				PlanModifiers:       replace,
-				Validators:          []validator.String{stringvalidator.LengthBetween(1, 100), stringvalidator.NoneOf("/")},
+				Validators:          []validator.String{armName{arm.Collection}},
 			},
 			"resource_group": schema.StringAttribute{
 				Optional:            true,
@@ -99,7 +100,7 @@ func jobCollectionSchema() schema.Schema {
 				Default:             stringdefault.StaticString("default"),
 				MarkdownDescription: "Resource group of the collection; default `default`. Changing it replaces the collection.",
 				PlanModifiers:       replace,
-				Validators:          []validator.String{stringvalidator.LengthBetween(1, 90)},
+				Validators:          []validator.String{armName{arm.ResourceGroup}},
 			},
 			"location": schema.StringAttribute{
 				Optional:            true,

@@ -12,6 +12,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
+	"github.com/schedulerhq/terraform-provider-scheduler/internal/arm"
 	"github.com/schedulerhq/terraform-provider-scheduler/internal/jobdef"
 )
 
@@ -50,7 +51,7 @@ func jobSchema() schema.Schema {
 				Required:            true,
 				MarkdownDescription: "Name of the job, unique in its collection. Changing it replaces the job.",
 				PlanModifiers:       []planmodifier.String{stringplanmodifier.RequiresReplace()},
-				Validators:          []validator.String{stringvalidator.LengthBetween(1, 100), stringvalidator.NoneOf("/")},
+				Validators:          []validator.String{armName{arm.Job}},
 			},
 			"start_time": schema.StringAttribute{
 				Optional: true,

@@ -115,6 +115,9 @@ func newScrubber(req *http.Request, secrets []string) *scrubber {
 			}
 		}
 	}
+	if len(forms) == 0 {
+		return nil // nothing to scrub: no allocation on the attempts without credentials
+	}
 	sort.Slice(forms, func(i, j int) bool { return len(forms[i]) > len(forms[j]) })
 	return &scrubber{forms: forms}
 }

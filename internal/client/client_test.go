@@ -268,7 +268,7 @@ func TestNewRejectsBadConfig(t *testing.T) {
 }
 
 func TestParseIDs(t *testing.T) {
-	id := testJob
+	id := JobID{CollectionID: testJob.CollectionID, Name: "Nightly-cleanup_1.x"}
 	got, err := ParseJobID(id.String())
 	if err != nil || got != id {
 		t.Fatalf("ParseJobID(%q) = %+v, %v", id.String(), got, err)
@@ -284,6 +284,17 @@ func TestParseIDs(t *testing.T) {
 	} {
 		if _, err := ParseCollectionID(in); err == nil || err.Error() != want {
 			t.Errorf("ParseCollectionID(%q)\n got %v\nwant %s", in, err, want)
+		}
+	}
+	for in, want := range map[string]string{
+		"/subscriptions/s/resourceGroups/rg/providers/Microsoft.Scheduler/jobCollections/jc/jobs/..":  `the job name ".." is a dot segment`,
+		"/subscriptions/ſ/resourceGroups/rg/providers/Microsoft.Scheduler/jobCollections/jc/jobs/j":   `the subscription id "ſ" contains the non-ASCII character U+017F`,
+		"/subscriptions/s/resourceGroups/r g/providers/Microsoft.Scheduler/jobCollections/jc/jobs/j":  `the resource group name "r g" contains the character ' '`,
+		"/subscriptions/s/resourceGroups/rg/providers/Microsoft.Scheduler/jobCollections/j%41/jobs/j": `the job collection name "j%41" contains the character '%'`,
+		"/subscriptions/s/resourceGroups/rg/providers/Microſoft.Scheduler/jobCollections/jc/jobs/j":   `segment 6 is "Microſoft.Scheduler"`,
+	} {
+		if _, err := ParseJobID(in); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("ParseJobID(%q) = %v, want an error containing %s", in, err, want)
 		}
 	}
 	if _, err := ParseJobID(id.CollectionID.String()); err == nil || !strings.Contains(err.Error(), "has 8 segments, want 10") {

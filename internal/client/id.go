@@ -42,7 +42,8 @@ func (id JobID) path() string {
 }
 
 // ParseCollectionID parses a job collection's ARM id. Segment names (subscriptions,
-// resourceGroups, providers, jobCollections) match case-insensitively, as ARM's do.
+// resourceGroups, providers, jobCollections) match ASCII-case-insensitively, as ARM's do; the
+// names must be in the daemon's grammar (internal/arm).
 func ParseCollectionID(s string) (CollectionID, error) {
 	seg, err := segments(s, 8)
 	if err != nil {
@@ -61,8 +62,11 @@ func ParseJobID(s string) (JobID, error) {
 	if err != nil {
 		return JobID{}, err
 	}
-	if !strings.EqualFold(seg[8], "jobs") {
+	if !arm.Same(seg[8], "jobs") {
 		return JobID{}, fmt.Errorf("job id %q: segment 9 is %q, want \"jobs\" (want %s/jobs/{job})", s, seg[8], collectionShape)
+	}
+	if err := arm.Check(arm.Job, seg[9]); err != nil {
+		return JobID{}, fmt.Errorf("job id %q: %w", s, err)
 	}
 	return JobID{CollectionID: c, Name: seg[9]}, nil
 }
@@ -91,8 +95,16 @@ func collectionFrom(s string, seg []string) (CollectionID, error) {
 		name string
 	}{{0, "subscriptions"}, {2, "resourceGroups"}, {4, "providers"}, {5, "Microsoft.Scheduler"}, {6, "jobCollections"}}
 	for _, w := range want {
-		if !strings.EqualFold(seg[w.at], w.name) {
+		if !arm.Same(seg[w.at], w.name) {
 			return CollectionID{}, fmt.Errorf("id %q: segment %d is %q, want %q (want %s)", s, w.at+1, seg[w.at], w.name, collectionShape)
+		}
+	}
+	for _, n := range []struct {
+		kind arm.Kind
+		v    string
+	}{{arm.Subscription, seg[1]}, {arm.ResourceGroup, seg[3]}, {arm.Collection, seg[7]}} {
+		if err := arm.Check(n.kind, n.v); err != nil {
+			return CollectionID{}, fmt.Errorf("id %q: %w", s, err)
 		}
 	}
 	return CollectionID{Subscription: seg[1], ResourceGroup: seg[3], Name: seg[7]}, nil
