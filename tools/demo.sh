@@ -38,7 +38,7 @@ stop >/dev/null 2>&1 || true
 rm -rf "$work"
 mkdir -p "$work/tf" "$work/data"
 
-echo "== obtaining tofu (built from the Go module proxy on first use, then cached)"
+echo "== obtaining tofu (tofu or terraform from PATH when recent enough, else built once from the Go module proxy)"
 tofu=$("$root/tools/tofu.sh")
 "$tofu" version | head -1
 

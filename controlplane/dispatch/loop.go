@@ -31,6 +31,7 @@ const (
 	evClaimed          // the writer committed a batch of claims
 	evRecorded         // the writer committed a batch of records
 	evReschedule       // a worker could not start an attempt: run it at exec.DueAt
+	evExecutionClaimed // another replica claimed an execution (a manual run): run it
 )
 
 type event struct {
@@ -149,6 +150,7 @@ type loop struct {
 	heap    timeHeap
 	seq     uint64
 	resumed int
+	loaded  map[int64]bool // executions loaded at start (an evExecutionClaimed of one is not run twice)
 	// targets interns the entries' targets, counting the entries that use each.
 	targets map[string]*sharedTarget
 	// parked holds, by target, due entries not claimed for want of capacity (in due order;
@@ -166,7 +168,7 @@ type loop struct {
 
 func newLoop(d *Dispatcher) *loop {
 	return &loop{d: d, entries: map[int64]*entry{}, rules: ruleCache{}, targets: map[string]*sharedTarget{},
-		parked: map[string][]*entry{}, claimingDue: map[string]int{}, ahead: map[int64][]*item{}}
+		parked: map[string][]*entry{}, claimingDue: map[string]int{}, ahead: map[int64][]*item{}, loaded: map[int64]bool{}}
 }
 
 func (l *loop) push(at time.Time, e *entry, x *store.Execution) *item {
@@ -209,6 +211,7 @@ func (l *loop) load(ctx context.Context) error {
 		for _, x := range execs {
 			after = x.ID
 			l.pushExec(x, nil, "", "")
+			l.loaded[x.ID] = true
 			l.resumed++
 		}
 		if len(execs) < DefaultLoadPage {
@@ -640,6 +643,8 @@ func (l *loop) handle(ctx context.Context, ev event) {
 		l.recorded(ev)
 	case evReschedule:
 		l.pushExec(ev.exec, nil, "", "")
+	case evExecutionClaimed:
+		l.claimedElsewhere(ctx, ev.id)
 	}
 }
 
@@ -809,4 +814,23 @@ func (c ruleCache) release(key string) {
 			delete(c, key)
 		}
 	}
+}
+
+// claimedElsewhere runs an execution another replica claimed, unless it was loaded at start or
+// is finished already.
+func (l *loop) claimedElsewhere(ctx context.Context, id int64) {
+	if l.loaded[id] {
+		return
+	}
+	l.loaded[id] = true
+	xs, err := l.d.store.ExecutionListUnfinished(ctx, store.ExecutionListUnfinishedParams{AfterID: id - 1, Limit: 1})
+	if err != nil {
+		l.d.log.Error("loading an execution claimed elsewhere", "execution_id", id, "error", err.Error())
+		return
+	}
+	if len(xs) == 0 || xs[0].ID != id {
+		return
+	}
+	l.pushExec(xs[0], nil, "", "")
+	l.reload(ctx, xs[0].JobID)
 }

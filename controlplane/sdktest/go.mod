@@ -12,6 +12,7 @@ require (
 )
 
 require (
+	github.com/Azure/go-amqp v1.7.0 // indirect
 	github.com/Azure/go-autorest v14.2.0+incompatible // indirect
 	github.com/Azure/go-autorest/autorest/adal v0.9.18 // indirect
 	github.com/Azure/go-autorest/autorest/validation v0.3.1 // indirect

@@ -66,7 +66,7 @@ func createJobs(ctx context.Context, o options, d *daemon, sinkURL string) (int,
 					Recurrence: &wire.JobRecurrence{Frequency: "Minute", Interval: &one},
 					State:      "Enabled",
 				}}
-				if _, err := d.client.JobPut(ctx, jobID(o, i), def); err != nil {
+				if _, err := d.clientFor(i).JobPut(ctx, jobID(o, i), def); err != nil {
 					errOnce.Do(func() { firstErr = fmt.Errorf("create job %d: %w", i, err) })
 					return
 				}

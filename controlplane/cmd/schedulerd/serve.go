@@ -24,7 +24,10 @@ import (
 	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/action"
 	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/api"
 	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/dispatch"
+	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/replica"
 	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/secret"
+	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/store"
+	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/store/postgres"
 	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/store/sqlite"
 	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/ui"
 	"github.com/schedulerhq/terraform-provider-scheduler/internal/clock"
@@ -51,6 +54,9 @@ type serveConfig struct {
 	region         string
 	workers        int
 	pprofListen    string
+	store          string        // "": SQLite in data; postgres://...: PostgreSQL, replicas
+	replicaID      string        // "": replica.DefaultID()
+	leaderTTL      time.Duration // the leadership's lease among replicas
 	publicURL      string
 }
 
@@ -94,6 +100,9 @@ func parseServe(args []string, getenv func(string) string, stderr io.Writer) (se
 	fs.StringVar(&c.region, "region", env("SCHEDULERD_REGION", "local"), "value of x-ms-scheduler-execution-region [SCHEDULERD_REGION]")
 	workers := fs.String("workers", env("SCHEDULERD_WORKERS", "256"), "concurrent action attempts [SCHEDULERD_WORKERS]")
 	fs.StringVar(&c.pprofListen, "pprof-listen", env("SCHEDULERD_PPROF_LISTEN", ""), "serve Go's /debug/pprof profiles on this address, apart from the API (off when empty; keep it on loopback) [SCHEDULERD_PPROF_LISTEN]")
+	fs.StringVar(&c.store, "store", env("SCHEDULERD_STORE", ""), "postgres://user@host/db?...: keep everything in PostgreSQL, shared by every replica given the same URL; empty: SQLite in <data>/scheduler.db [SCHEDULERD_STORE]")
+	fs.StringVar(&c.replicaID, "replica-id", env("SCHEDULERD_REPLICA_ID", ""), "this replica's id among replicas (default: hostname-pid-random; unique per live process) [SCHEDULERD_REPLICA_ID]")
+	leaderTTL := fs.String("leader-ttl", env("SCHEDULERD_LEADER_TTL", replica.DefaultTTL.String()), "how long a leader's lease lasts without renewal: a dead leader is replaced within about this long [SCHEDULERD_LEADER_TTL]")
 	fs.StringVar(&c.publicURL, "public-url", env("SCHEDULERD_PUBLIC_URL", ""), "URL clients reach the API at (behind a proxy or on a wildcard address), used in nextLink; default: the address the connection arrived on, never the Host header [SCHEDULERD_PUBLIC_URL]")
 	if err := refuseSecretArgs(args); err != nil {
 		return c, err
@@ -116,6 +125,12 @@ func parseServe(args []string, getenv func(string) string, stderr io.Writer) (se
 	}
 	if c.workers, err = strconv.Atoi(*workers); err != nil || c.workers < 1 {
 		return c, fmt.Errorf("--workers %q: want a positive integer", *workers)
+	}
+	if c.leaderTTL, err = time.ParseDuration(*leaderTTL); err != nil || c.leaderTTL < 300*time.Millisecond {
+		return c, fmt.Errorf("--leader-ttl %q: want a duration of at least 300ms such as 3s", *leaderTTL)
+	}
+	if c.store != "" && !postgres.IsURL(c.store) {
+		return c, errors.New("--store: want a postgres:// or postgresql:// URL (or nothing: SQLite in --data)")
 	}
 	if (c.tlsCert == "") != (c.tlsKey == "") {
 		return c, errors.New("--tls-cert and --tls-key go together")
@@ -231,7 +246,13 @@ func serve(ctx context.Context, cfg *serveConfig, log *slog.Logger) error {
 	}
 	cfg.adminToken, cfg.tokens = "", nil
 	dbPath := filepath.Join(cfg.data, "scheduler.db")
-	st, err := sqlite.Open(ctx, dbPath)
+	var st store.Driver
+	if cfg.store != "" {
+		dbPath = "postgres"
+		st, err = postgres.Open(ctx, cfg.store)
+	} else {
+		st, err = sqlite.Open(ctx, dbPath)
+	}
 	if err != nil {
 		return err
 	}
@@ -247,7 +268,7 @@ func serve(ctx context.Context, cfg *serveConfig, log *slog.Logger) error {
 
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	disp, err := dispatch.New(dispatch.Config{
+	dispatchConfig := dispatch.Config{
 		Store:                st,
 		Clock:                clock.Real{},
 		Secrets:              box,
@@ -260,19 +281,50 @@ func serve(ctx context.Context, cfg *serveConfig, log *slog.Logger) error {
 		FaultedAfter:         cfg.faultedAfter,
 		Workers:              cfg.workers,
 		Region:               cfg.region,
-	})
-	if err != nil {
-		return fmt.Errorf("dispatcher: %w", err)
+	}
+	var (
+		disp     api.Dispatcher
+		runDisp  func(context.Context) error
+		gatherer prometheus.Gatherer = reg
+	)
+	if cfg.store != "" {
+		// Replicas: the dispatcher runs on the leader only, one per term (see package replica).
+		rep, err := replica.New(replica.Config{
+			Store: st, ID: cfg.replicaID, TTL: cfg.leaderTTL, Logger: log.With("component", "replica"), Registerer: reg,
+			NewDispatcher: func(term int64, dreg prometheus.Registerer, onStale func()) (*dispatch.Dispatcher, error) {
+				c := dispatchConfig
+				c.Registerer, c.Term, c.OnStaleTerm = dreg, term, onStale
+				return dispatch.New(c)
+			},
+		})
+		if err != nil {
+			return err
+		}
+		log = log.With("replica", rep.ID())
+		disp, runDisp, gatherer = rep, rep.Run, prometheus.Gatherers{reg, rep}
+	} else {
+		d, err := dispatch.New(dispatchConfig)
+		if err != nil {
+			return fmt.Errorf("dispatcher: %w", err)
+		}
+		// One process on its SQLite file is the only replica there is, and leads.
+		leader := prometheus.NewGauge(prometheus.GaugeOpts{Name: "scheduler_leader", Help: "1 on the replica that leads (computes the schedule, claims occurrences, purges), 0 elsewhere."})
+		leader.Set(1)
+		info := prometheus.NewGauge(prometheus.GaugeOpts{Name: "scheduler_replica_info", Help: "This replica's id (label replica); always 1.",
+			ConstLabels: prometheus.Labels{"replica": "sqlite"}})
+		info.Set(1)
+		reg.MustRegister(leader, info)
+		disp, runDisp = d, d.Run
 	}
 	handler, err := api.New(api.Config{
 		Store: st, Dispatcher: disp, Secrets: box, Clock: clock.Real{}, Logger: log.With("component", "api"),
-		Tokens: tokens, Registerer: reg, Gatherer: reg, PublicURL: cfg.publicURL,
+		Tokens: tokens, Registerer: reg, Gatherer: gatherer, PublicURL: cfg.publicURL,
 	})
 	if err != nil {
 		return err
 	}
 	dash, err := ui.New(ui.Config{
-		Store: st, API: handler, Tokens: tokens, Dispatcher: disp, Gatherer: reg, Clock: clock.Real{},
+		Store: st, API: handler, Tokens: tokens, Dispatcher: disp, Gatherer: gatherer, Clock: clock.Real{},
 		Logger: log.With("component", "ui"), TLS: tlsConfig != nil,
 	})
 	if err != nil {
@@ -314,7 +366,7 @@ func serve(ctx context.Context, cfg *serveConfig, log *slog.Logger) error {
 		defer stopPprof()
 	}
 	dispDone := make(chan error, 1)
-	go func() { dispDone <- disp.Run(runCtx) }()
+	go func() { dispDone <- runDisp(runCtx) }()
 	go dash.Run(runCtx)
 	srvDone := make(chan error, 1)
 	go func() {
