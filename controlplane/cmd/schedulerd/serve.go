@@ -283,9 +283,10 @@ func serve(ctx context.Context, cfg *serveConfig, log *slog.Logger) error {
 		Region:               cfg.region,
 	}
 	var (
-		disp     api.Dispatcher
-		runDisp  func(context.Context) error
-		gatherer prometheus.Gatherer = reg
+		disp      api.Dispatcher
+		runDisp   func(context.Context) error
+		gatherer  prometheus.Gatherer = reg
+		uiReplica ui.Replica          // nil: a single node (the dashboard's Health says so)
 	)
 	if cfg.store != "" {
 		// Replicas: the dispatcher runs on the leader only, one per term (see package replica).
@@ -302,6 +303,7 @@ func serve(ctx context.Context, cfg *serveConfig, log *slog.Logger) error {
 		}
 		log = log.With("replica", rep.ID())
 		disp, runDisp, gatherer = rep, rep.Run, prometheus.Gatherers{reg, rep}
+		uiReplica = rep
 	} else {
 		d, err := dispatch.New(dispatchConfig)
 		if err != nil {
@@ -325,7 +327,7 @@ func serve(ctx context.Context, cfg *serveConfig, log *slog.Logger) error {
 	}
 	dash, err := ui.New(ui.Config{
 		Store: st, API: handler, Tokens: tokens, Dispatcher: disp, Gatherer: gatherer, Clock: clock.Real{},
-		Logger: log.With("component", "ui"), TLS: tlsConfig != nil,
+		Logger: log.With("component", "ui"), TLS: tlsConfig != nil, Replica: uiReplica,
 	})
 	if err != nil {
 		return err
