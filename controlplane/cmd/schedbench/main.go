@@ -22,8 +22,11 @@ import (
 	"os"
 	"os/signal"
 	"runtime/debug"
+	"strings"
 	"syscall"
 	"time"
+
+	"github.com/schedulerhq/terraform-provider-scheduler/internal/wire"
 )
 
 type options struct {
@@ -37,6 +40,9 @@ type options struct {
 	keep       bool
 	store      string // postgres://...: the replicas' database (a fresh schema in it); "": SQLite
 	replicas   int
+	action     string
+	// jobAction, when set, is every job's action (a message action); nil: an Http request to the sink.
+	jobAction func() *wire.JobAction
 }
 
 func main() {
@@ -51,6 +57,7 @@ func main() {
 	flag.BoolVar(&o.keep, "keep", false, "keep the data directory")
 	flag.StringVar(&o.store, "store", "", "postgres://... : run the daemons on this PostgreSQL database, in a fresh schema dropped at the end (empty: SQLite)")
 	flag.IntVar(&o.replicas, "replicas", 1, "daemons sharing the --store database; jobs are created through each in turn")
+	flag.StringVar(&o.action, "action", "http", "what every job does: http (a request to the in-process sink), storagequeue (a message on a queue of an Azurite started by tools/azurite.sh) or servicebusqueue (a message on a queue of the machine's RabbitMQ, AMQP 1.0); the sink reads the queue back")
 	flag.Parse()
 	// The sink shares the machine with the daemon it measures: its own garbage collector should
 	// not run in every burst of deliveries (its live heap is small, so at the default it would),
@@ -81,6 +88,16 @@ func run(ctx context.Context, o options, out io.Writer) error {
 		return err
 	}
 	defer s.close()
+	b, err := startBroker(ctx, o.action, s)
+	if err != nil {
+		return err
+	}
+	if b != nil {
+		defer b.stop()
+		o.daemonArgs = strings.TrimSpace(o.daemonArgs + " " + strings.Join(b.daemonArgs, " "))
+		o.jobAction = b.action
+		fmt.Fprintf(out, "action %s: daemon %s\n", o.action, strings.Join(b.daemonArgs, " "))
+	}
 	d, err := startDaemon(ctx, o)
 	if err != nil {
 		return err
