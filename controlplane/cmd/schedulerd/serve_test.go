@@ -96,6 +96,9 @@ func TestParseServeErrors(t *testing.T) {
 		want string
 	}{
 		{[]string{"--workers", "0"}, nil, `--workers "0": want a positive integer`},
+		{[]string{"--store", "mysql://db/x"}, nil, `--store: want a postgres:// or postgresql:// URL (or nothing: SQLite in --data)`},
+		{nil, map[string]string{"SCHEDULERD_STORE": "/var/lib/scheduler.db"}, `--store: want a postgres:// or postgresql:// URL (or nothing: SQLite in --data)`},
+		{[]string{"--leader-ttl", "100ms"}, nil, `--leader-ttl "100ms": want a duration of at least 300ms such as 3s`},
 		{[]string{"--misfire-threshold", "soon"}, nil, `--misfire-threshold "soon": want a positive duration such as 60s`},
 		{[]string{"--faulted-after", "x"}, nil, `--faulted-after "x": want a positive integer`},
 		{[]string{"--log-level", "loud"}, nil, `--log-level "loud": want debug, info, warn or error`},
@@ -451,4 +454,26 @@ func tokenFileOf(t *testing.T, content string) string {
 		t.Fatal(err)
 	}
 	return f.Name()
+}
+
+func TestParseServeStore(t *testing.T) {
+	env := map[string]string{"SCHEDULERD_STORE": "postgres://env@db/x", "SCHEDULERD_REPLICA_ID": "pod-1", "SCHEDULERD_LEADER_TTL": "5s"}
+	c, err := parseServe(nil, func(k string) string { return env[k] }, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.store != "postgres://env@db/x" || c.replicaID != "pod-1" || c.leaderTTL != 5*time.Second {
+		t.Fatalf("from the environment: store %q, replica %q, ttl %s", c.store, c.replicaID, c.leaderTTL)
+	}
+	c, err = parseServe([]string{"--store", "postgresql://flag@db/y", "--replica-id", "r9", "--leader-ttl", "2s"}, func(k string) string { return env[k] }, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.store != "postgresql://flag@db/y" || c.replicaID != "r9" || c.leaderTTL != 2*time.Second {
+		t.Fatalf("flags over the environment: store %q, replica %q, ttl %s", c.store, c.replicaID, c.leaderTTL)
+	}
+	c, err = parseServe(nil, func(string) string { return "" }, io.Discard)
+	if err != nil || c.store != "" || c.leaderTTL != 2*time.Second {
+		t.Fatalf("defaults: store %q (want SQLite), ttl %s, err %v", c.store, c.leaderTTL, err)
+	}
 }
