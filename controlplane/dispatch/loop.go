@@ -92,6 +92,7 @@ type entry struct {
 	claiming     bool   // a claim is in the writer
 	dirty        bool   // changed while claiming: reload when the claim is answered
 	parked       bool   // due, waiting in loop.parked for capacity
+	changed      bool   // the job changed while claiming: cancel the claim when answered
 	// started is the scheduled time (Unix ns) of the latest occurrence handed to the workers:
 	// a change that comes too late to cancel it must not schedule it again.
 	started int64
@@ -614,15 +615,18 @@ func (l *loop) cancelAhead(ctx context.Context, jobID int64) {
 	for _, it := range list {
 		it.ahead = false
 		heap.Remove(&l.heap, it.index)
-		x := it.exec
-		l.d.log.Info("occurrence claimed ahead cancelled: its job changed", "job_id", x.JobID, "execution_tag", x.Tag,
-			"expected_execution_time", x.Scheduled)
-		r := &recordOp{exec: *x, rec: store.AttemptRecord{ExecutionID: x.ID, JobID: x.JobID, Finished: true, Cancelled: true}}
-		select {
-		case l.d.ops <- op{record: r}:
-		case <-ctx.Done():
-			return
-		}
+		l.cancel(ctx, it.exec)
+	}
+}
+
+// cancel has the writer delete an execution whose attempt has not started, with no history.
+func (l *loop) cancel(ctx context.Context, x *store.Execution) {
+	l.d.log.Info("claimed occurrence cancelled: its job changed", "job_id", x.JobID, "execution_tag", x.Tag,
+		"expected_execution_time", x.Scheduled)
+	r := &recordOp{exec: *x, rec: store.AttemptRecord{ExecutionID: x.ID, JobID: x.JobID, Finished: true, Cancelled: true}}
+	select {
+	case l.d.ops <- op{record: r}:
+	case <-ctx.Done():
 	}
 }
 
@@ -630,6 +634,9 @@ func (l *loop) handle(ctx context.Context, ev event) {
 	switch ev.kind {
 	case evJobChanged:
 		l.cancelAhead(ctx, ev.id)
+		if e := l.entries[ev.id]; e != nil && e.claiming {
+			e.changed = true // its claim, when answered, is cancelled
+		}
 		l.reload(ctx, ev.id)
 	case evCollectionChanged:
 		l.reloadCollection(ctx, ev.id)
@@ -675,23 +682,33 @@ func (l *loop) claimed(ctx context.Context, ev event) {
 			continue
 		}
 		x := res.Execution
-		if x.DueAt.After(l.d.clock.Now()) {
+		switch {
+		case l.entries[e.id] != e:
+			// Dropped while the claim was being committed (deleted, or it cannot fire any more):
+			// the change wins.
+			l.cancel(ctx, x)
+			continue
+		case x.DueAt.After(l.d.clock.Now()):
 			// Claimed ahead: the attempt starts when due, unless a change cancels it first.
 			it := l.pushExec(x, c.job, c.def, c.target)
 			it.ahead = true
 			l.ahead[x.JobID] = append(l.ahead[x.JobID], it)
-		} else {
+		default:
 			l.d.tasks.push(task{exec: *x, job: c.job, target: c.target})
 			e.started = max(e.started, x.Scheduled.UnixNano())
-		}
-		if l.entries[e.id] != e {
-			continue // dropped while claiming
 		}
 		e.version, e.execCount, e.next = res.Version, x.RepeatCount, c.claim.NextExecutionTime
 		switch {
 		case e.dirty:
 			e.dirty = false
+			if e.changed { // the job changed while the claim was being committed: the change wins
+				e.changed = false
+				l.cancelAhead(ctx, e.id)
+			}
 			l.reload(ctx, e.id)
+			if l.entries[e.id] == nil { // it cannot fire any more (its collection disabled...)
+				l.cancelAhead(ctx, e.id)
+			}
 		case e.next.IsZero():
 			l.drop(e.id) // nothing left: it completes when its execution ends
 		default:
