@@ -15,6 +15,12 @@
 //     AuthenticationFailed, decided from the path alone before anything is looked up, so the
 //     answer is the same whether the resource exists or not and tells nothing about B. /metrics
 //     and /preview need a token (any); /healthz and /readyz need none.
+//   - POST /run is a 409 when the job's collection is Disabled or Suspended, when a manual run of
+//     the job is still in flight, and when the job's last execution is closer than the
+//     collection's maxRecurrence: a job whose action runs itself cannot multiply.
+//   - A request body is read whole (MaxRequestBytes, within BodyTimeout: 408 after) before the
+//     request takes an in-flight slot; slots are limited in all (MaxInFlight) and per
+//     subscription (MaxInFlightPerTenant): 503 ServerBusy with Retry-After beyond.
 //   - PUT answers 201 when it creates and 200 when it replaces; DELETE, run, enable and disable
 //     answer 200 with an empty body (the SDK's long-running operations complete at once);
 //     DELETE of something absent is a 404.
