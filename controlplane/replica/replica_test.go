@@ -3,6 +3,8 @@ package replica_test
 import (
 	"context"
 	"errors"
+	"net/http"
+	"net/http/httptest"
 	"sync"
 	"testing"
 	"time"
@@ -14,6 +16,7 @@ import (
 	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/secret"
 	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/store"
 	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/store/storetest"
+	"github.com/schedulerhq/terraform-provider-scheduler/internal/wire"
 )
 
 // cutOff is a real store whose LeaderElect can be made to fail, as when the replica loses the
@@ -125,4 +128,51 @@ func TestLeaderCutOffStepsDownBeforeItsLeaseEnds(t *testing.T) {
 		t.Fatalf("leader %+v, want b in term 2", l)
 	}
 	t.Logf("a stepped down %s before its lease ended; b led %s after it", leaseEnd.Sub(stepped), took.Sub(leaseEnd))
+}
+
+// TestChangeThroughFollowerReachesLeader: a job written through a follower (its API calls the
+// follower's JobChanged) reaches the leader's dispatcher through the database's notifications and
+// fires there, within seconds; the leader never reads the job unless told.
+func TestChangeThroughFollowerReachesLeader(t *testing.T) {
+	st := storetest.OpenPostgres(t, storetest.PostgresURL())
+	fired := make(chan string, 1)
+	target := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case fired <- r.Header.Get("x-ms-execution-tag"):
+		default:
+		}
+	}))
+	t.Cleanup(target.Close)
+	ra := newReplica(t, st, "a", time.Second)
+	waitFor(t, "a leads", 10*time.Second, ra.Leading)
+	rb := newReplica(t, st, "b", time.Second)
+	waitFor(t, "b listens", 10*time.Second, rb.Ready)
+
+	ctx := t.Context()
+	now := time.Now().UTC()
+	ck := store.CollectionKey{Subscription: "s", ResourceGroup: "rg", Name: "c"}
+	if _, _, err := st.CollectionPut(ctx, store.CollectionPutParams{Now: now, Collection: store.Collection{
+		Key: ck, Properties: wire.JobCollectionProperties{State: "Enabled"}}}); err != nil {
+		t.Fatal(err)
+	}
+	due := now.Add(time.Second).Truncate(time.Second).Add(time.Second)
+	j, _, err := st.JobPut(ctx, store.JobPutParams{Now: now, Job: store.Job{
+		Key:   store.JobKey{CollectionKey: ck, Name: "through-b"},
+		State: store.JobStateEnabled,
+		Properties: wire.JobProperties{StartTime: due.Format(time.RFC3339), Action: &wire.JobAction{Type: "Http",
+			Request: &wire.HTTPRequest{URI: target.URL, Method: "POST"}, RetryPolicy: &wire.RetryPolicy{RetryType: "None"}}},
+		Status: store.JobStatus{NextExecutionTime: due},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rb.JobChanged(j.ID) // what b's API does after the write
+	select {
+	case tag := <-fired:
+		if tag == "" {
+			t.Fatal("fired without an execution tag")
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the job written through the follower did not fire on the leader within 10s")
+	}
 }
