@@ -87,7 +87,11 @@ func (s *replicaSet) start(id string) {
 		t.Fatal(err)
 	}
 	p.cmd = exec.Command(s.bin, "serve", "--listen", "127.0.0.1:0", "--data", data,
-		"--secret-key-file", s.keyFile, "--store", u.String(), "--replica-id", id, "--leader-ttl", "2s", "--workers", "64")
+		"--secret-key-file", s.keyFile, "--store", u.String(), "--replica-id", id, "--leader-ttl", "2s", "--workers", "64",
+		// The receiver is one target: all the workers may reach it at once, so that a burst's
+		// deliveries end together and their records are committed at once (records wait, up to
+		// 250 ms, while attempts are under way: a kill in that window repeats a delivery).
+		"--target-concurrency", "64")
 	p.cmd.Env = append(os.Environ(), "SCHEDULERD_ADMIN_TOKEN="+replicaToken) // never on a command line
 	p.cmd.Stdout, p.cmd.Stderr = logFile, logFile
 	if err := p.cmd.Start(); err != nil {
