@@ -36,7 +36,7 @@ var (
 	frequencies       = jobdef.Frequencies()
 	weekDayNames      = jobdef.WeekDays()
 	jobWritableStates = []string{jobdef.StateEnabled, jobdef.StateDisabled}
-	actionTypes       = []string{jobdef.ActionHTTP, jobdef.ActionHTTPS}
+	actionTypes       = jobdef.ActionTypes()
 	httpMethods       = jobdef.HTTPMethods()
 	retryTypes        = jobdef.RetryTypes()
 )

@@ -30,16 +30,22 @@ type jobModel struct {
 }
 
 type actionModel struct {
-	Type        types.String      `tfsdk:"type"`
-	Request     *requestModel     `tfsdk:"request"`
-	RetryPolicy *retryPolicyModel `tfsdk:"retry_policy"`
-	ErrorAction *errorActionModel `tfsdk:"error_action"`
+	Type                   types.String       `tfsdk:"type"`
+	Request                *requestModel      `tfsdk:"request"`
+	QueueMessage           *queueMessageModel `tfsdk:"queue_message"`
+	ServiceBusQueueMessage *sbQueueModel      `tfsdk:"service_bus_queue_message"`
+	ServiceBusTopicMessage *sbTopicModel      `tfsdk:"service_bus_topic_message"`
+	RetryPolicy            *retryPolicyModel  `tfsdk:"retry_policy"`
+	ErrorAction            *errorActionModel  `tfsdk:"error_action"`
 }
 
 type errorActionModel struct {
-	Type        types.String      `tfsdk:"type"`
-	Request     *requestModel     `tfsdk:"request"`
-	RetryPolicy *retryPolicyModel `tfsdk:"retry_policy"`
+	Type                   types.String       `tfsdk:"type"`
+	Request                *requestModel      `tfsdk:"request"`
+	QueueMessage           *queueMessageModel `tfsdk:"queue_message"`
+	ServiceBusQueueMessage *sbQueueModel      `tfsdk:"service_bus_queue_message"`
+	ServiceBusTopicMessage *sbTopicModel      `tfsdk:"service_bus_topic_message"`
+	RetryPolicy            *retryPolicyModel  `tfsdk:"retry_policy"`
 }
 
 type requestModel struct {
@@ -247,15 +253,21 @@ func (m *jobModel) toWire() (*wire.JobProperties, unknowns) {
 	}
 	if a := m.Action; a != nil {
 		p.Action = &wire.JobAction{
-			Type:        canonical(c.str(a.Type, "action.type"), actionTypes),
-			Request:     a.Request.toWire(c, "action.request"),
-			RetryPolicy: a.RetryPolicy.toWire(c, "action.retryPolicy"),
+			Type:                   canonical(c.str(a.Type, "action.type"), actionTypes),
+			Request:                a.Request.toWire(c, "action.request"),
+			QueueMessage:           a.QueueMessage.toWire(c, "action.queueMessage"),
+			ServiceBusQueueMessage: a.ServiceBusQueueMessage.toWire(c, "action.serviceBusQueueMessage"),
+			ServiceBusTopicMessage: a.ServiceBusTopicMessage.toWire(c, "action.serviceBusTopicMessage"),
+			RetryPolicy:            a.RetryPolicy.toWire(c, "action.retryPolicy"),
 		}
 		if e := a.ErrorAction; e != nil {
 			p.Action.ErrorAction = &wire.JobErrorAction{
-				Type:        canonical(c.str(e.Type, "action.errorAction.type"), actionTypes),
-				Request:     e.Request.toWire(c, "action.errorAction.request"),
-				RetryPolicy: e.RetryPolicy.toWire(c, "action.errorAction.retryPolicy"),
+				Type:                   canonical(c.str(e.Type, "action.errorAction.type"), actionTypes),
+				Request:                e.Request.toWire(c, "action.errorAction.request"),
+				QueueMessage:           e.QueueMessage.toWire(c, "action.errorAction.queueMessage"),
+				ServiceBusQueueMessage: e.ServiceBusQueueMessage.toWire(c, "action.errorAction.serviceBusQueueMessage"),
+				ServiceBusTopicMessage: e.ServiceBusTopicMessage.toWire(c, "action.errorAction.serviceBusTopicMessage"),
+				RetryPolicy:            e.RetryPolicy.toWire(c, "action.errorAction.retryPolicy"),
 			}
 		}
 	}
@@ -377,9 +389,12 @@ func (m *jobModel) fromWire(id client.JobID, def *wire.JobDefinition, prior *job
 			pa = &actionModel{}
 		}
 		m.Action = &actionModel{
-			Type:        keepString(pa.Type, a.Type, fresh, sameFold),
-			Request:     requestFromWire(a.Request, pa.Request, fresh),
-			RetryPolicy: retryFromWire(a.RetryPolicy, pa.RetryPolicy, fresh),
+			Type:                   keepString(pa.Type, a.Type, fresh, sameFold),
+			Request:                requestFromWire(a.Request, pa.Request, fresh),
+			QueueMessage:           queueMessageFromWire(a.QueueMessage, pa.QueueMessage, fresh),
+			ServiceBusQueueMessage: sbQueueFromWire(a.ServiceBusQueueMessage, pa.ServiceBusQueueMessage, fresh),
+			ServiceBusTopicMessage: sbTopicFromWire(a.ServiceBusTopicMessage, pa.ServiceBusTopicMessage, fresh),
+			RetryPolicy:            retryFromWire(a.RetryPolicy, pa.RetryPolicy, fresh),
 		}
 		// An error action or a recurrence added outside Terraform shows as drift.
 		if e := a.ErrorAction; e != nil {
@@ -389,9 +404,12 @@ func (m *jobModel) fromWire(id client.JobID, def *wire.JobDefinition, prior *job
 				pe = &errorActionModel{}
 			}
 			m.Action.ErrorAction = &errorActionModel{
-				Type:        keepString(pe.Type, e.Type, f, sameFold),
-				Request:     requestFromWire(e.Request, pe.Request, f),
-				RetryPolicy: retryFromWire(e.RetryPolicy, pe.RetryPolicy, f),
+				Type:                   keepString(pe.Type, e.Type, f, sameFold),
+				Request:                requestFromWire(e.Request, pe.Request, f),
+				QueueMessage:           queueMessageFromWire(e.QueueMessage, pe.QueueMessage, f),
+				ServiceBusQueueMessage: sbQueueFromWire(e.ServiceBusQueueMessage, pe.ServiceBusQueueMessage, f),
+				ServiceBusTopicMessage: sbTopicFromWire(e.ServiceBusTopicMessage, pe.ServiceBusTopicMessage, f),
+				RetryPolicy:            retryFromWire(e.RetryPolicy, pe.RetryPolicy, f),
 			}
 		}
 	}

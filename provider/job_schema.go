@@ -28,7 +28,7 @@ var statusAttrTypes = map[string]attr.Type{
 
 func jobSchema() schema.Schema {
 	return schema.Schema{
-		MarkdownDescription: "A scheduled job: an HTTP(S) action run at `start_time` and/or on a `recurrence` " +
+		MarkdownDescription: "A scheduled job: an HTTP(S), storage queue or Service Bus action run at `start_time` and/or on a `recurrence` " +
 			"(Azure Scheduler `Microsoft.Scheduler/jobCollections/jobs`). Every recurrence rule is checked at plan time " +
 			"with the daemon's own engine, so `plan` rejects a schedule the daemon would reject, naming the attribute.\n\n" +
 			"Enum values (`frequency`, `week_days`, `type`, `method`, ...) are accepted in any case and kept as written. " +
@@ -69,16 +69,22 @@ func jobSchema() schema.Schema {
 				Required:            true,
 				MarkdownDescription: "What the job does at each execution.",
 				Attributes: map[string]schema.Attribute{
-					"type":         actionTypeAttribute(),
-					"request":      requestAttribute(true),
-					"retry_policy": retryPolicyAttribute(),
+					"type":                      actionTypeAttribute(),
+					"request":                   requestAttribute(false),
+					"queue_message":             queueMessageAttribute(),
+					"service_bus_queue_message": serviceBusMessageAttribute(false),
+					"service_bus_topic_message": serviceBusMessageAttribute(true),
+					"retry_policy":              retryPolicyAttribute(),
 					"error_action": schema.SingleNestedAttribute{
 						Optional:            true,
 						MarkdownDescription: "Runs when the action still fails after its retries.",
 						Attributes: map[string]schema.Attribute{
-							"type":         actionTypeAttribute(),
-							"request":      requestAttribute(true),
-							"retry_policy": retryPolicyAttribute(),
+							"type":                      actionTypeAttribute(),
+							"request":                   requestAttribute(false),
+							"queue_message":             queueMessageAttribute(),
+							"service_bus_queue_message": serviceBusMessageAttribute(false),
+							"service_bus_topic_message": serviceBusMessageAttribute(true),
+							"retry_policy":              retryPolicyAttribute(),
 						},
 					},
 				},
@@ -107,7 +113,7 @@ func jobSchema() schema.Schema {
 func actionTypeAttribute() schema.StringAttribute {
 	return schema.StringAttribute{
 		Required:            true,
-		MarkdownDescription: "`Http` or `Https` (any case); the URI's scheme must match.",
+		MarkdownDescription: "`Http`, `Https` (the URI's scheme must match), `StorageQueue`, `ServiceBusQueue` or `ServiceBusTopic` (any case). Exactly the block of the type is set: `request`, `queue_message`, `service_bus_queue_message` or `service_bus_topic_message`.",
 		Validators:          []validator.String{stringvalidator.OneOfCaseInsensitive(actionTypes...)},
 	}
 }
@@ -123,7 +129,8 @@ func requestAttribute(required bool) schema.SingleNestedAttribute {
 	)
 	return schema.SingleNestedAttribute{
 		Required:            required,
-		MarkdownDescription: "The HTTP request.",
+		Optional:            !required,
+		MarkdownDescription: "The HTTP request of an `Http` or `Https` action.",
 		Attributes: map[string]schema.Attribute{
 			"uri": schema.StringAttribute{
 				Required:            true,

@@ -77,7 +77,7 @@ func jobAttrPath(jsonPath string, p *wire.JobProperties) path.Path {
 				return out.AtMapKey(strings.Join(segs[i+1:], "."))
 			}
 			return out
-		case name == "authentication" && !first && i+1 < len(segs):
+		case name == "authentication" && !first && i+1 < len(segs) && segs[i-1] == "request":
 			step("authentication")
 			field := segs[i+1]
 			if field == "type" {

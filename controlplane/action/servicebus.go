@@ -344,8 +344,11 @@ func (p *busPool) sender(ctx context.Context, c *busConn, endpoint string, auth 
 		conn, err := amqp.Dial(ctx, endpoint, opts)
 		if err != nil {
 			msg := strings.TrimSuffix(amqpError(err), ": ")
-			if strings.Contains(msg, "SASL") {
+			switch {
+			case strings.Contains(msg, "SASL") && p.cfg.Auth == ServiceBusAuthPlain:
 				msg = fmt.Sprintf("the broker refused key %q (%s)", auth.SasKeyName, msg)
+			case strings.Contains(msg, "SASL"):
+				msg = fmt.Sprintf("the broker refused an anonymous connection (%s): --service-bus-auth=cbs is for Azure Service Bus; a broker without CBS needs plain", msg)
 			}
 			return nil, fmt.Errorf("connect to %s: %s", endpoint, msg)
 		}
@@ -435,6 +438,9 @@ func (p *busPool) putToken(ctx context.Context, c *busConn, audience string, aut
 		res, err := c.cbsRecv.Receive(ctx, nil)
 		if err != nil {
 			p.drop(c)
+			if ctx.Err() != nil {
+				return time.Time{}, fmt.Errorf("put a token on $cbs: no answer within %s: a broker without CBS needs --service-bus-auth=plain", p.timeout)
+			}
 			return time.Time{}, fmt.Errorf("put a token on $cbs: %s", amqpError(err))
 		}
 		_ = c.cbsRecv.AcceptMessage(ctx, res)

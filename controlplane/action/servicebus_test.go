@@ -158,3 +158,35 @@ func deref(s *string) string {
 	}
 	return *s
 }
+
+// TestSASToken checks the Service Bus token against one computed independently (Python's hmac,
+// hashlib and urllib.parse.quote_plus over the same inputs).
+func TestSASToken(t *testing.T) {
+	got := action.SASToken("sb://contoso.servicebus.windows.net/q1", "RootManageSharedAccessKey", "c2VjcmV0LWtleQ==",
+		time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC))
+	want := "SharedAccessSignature sr=sb%3A%2F%2Fcontoso.servicebus.windows.net%2Fq1&sig=vnR1rFROfHbTrW9ROv%2BE%2FVXleyTNm5XUPYmgqi2Emhg%3D&se=1893456000&skn=RootManageSharedAccessKey"
+	if got != want {
+		t.Fatalf("token\n%s\nwant\n%s", got, want)
+	}
+}
+
+// TestServiceBusCBSAgainstABrokerWithoutIt: --service-bus-auth=cbs (the default, for Azure)
+// against RabbitMQ, which has no $cbs node and refuses anonymous connections, fails with a
+// message that says what to change.
+func TestServiceBusCBSAgainstABrokerWithoutIt(t *testing.T) {
+	rb := brokertest.UseRabbitMQ(t)
+	queue, _ := rb.NewQueue(t)
+	e := action.New(action.Config{Timeout: 10 * time.Second, ServiceBus: action.ServiceBusConfig{
+		Endpoint: rb.Endpoint, QueueAddress: rb.QueueAddress, TopicAddress: rb.TopicAddress,
+	}})
+	defer e.Close()
+	a := attempt("ServiceBusQueue", nil)
+	a.MainAction(&wire.JobAction{Type: "ServiceBusQueue", ServiceBusQueueMessage: &wire.ServiceBusQueueMessage{
+		ServiceBusMessage: busMessage(rb, rb.Password, "m"), QueueName: queue}})
+	res := e.Do(t.Context(), a)
+	t.Logf("message: %s", res.Message)
+	if res.Success || !strings.HasPrefix(res.Message, "ServiceBusQueue action: ") ||
+		!strings.Contains(res.Message, "--service-bus-auth=plain") {
+		t.Fatalf("result = %+v", res)
+	}
+}

@@ -99,7 +99,7 @@ type Principal struct {
 }
 
 // Allows reports whether the principal may see and change the subscription's resources (the
-// API's own rule: subscription ids compare case-insensitively).
+// API's own rule: subscription ids compare as arm.Same does).
 func (p Principal) Allows(subscription string) bool {
 	return principal{admin: p.Admin, subscription: p.Subscription}.allows(subscription)
 }

@@ -87,6 +87,22 @@ func (lh *liveHarness) claimed(name string, n int) {
 	}
 }
 
+// unfinished returns the unfinished executions of a job.
+func (lh *liveHarness) unfinished(jobID int64) []*store.Execution {
+	lh.t.Helper()
+	xs, err := lh.store.ExecutionListUnfinished(context.Background(), store.ExecutionListUnfinishedParams{})
+	if err != nil {
+		lh.t.Fatal(err)
+	}
+	var out []*store.Execution
+	for _, x := range xs {
+		if x.JobID == jobID {
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
 // hitsUntilSentinel moves the clock to a sentinel job's due time (after every other) and returns
 // the paths the receiver got before the sentinel's: with one worker, everything due earlier has
 // been sent by then.
@@ -141,8 +157,25 @@ func TestAChangeWinsOverAClaim(t *testing.T) {
 			lh.putOnce(http.StatusCreated, due, "/j1")
 			lh.fake.Set(due.Add(-400 * time.Millisecond))
 			lh.claimed("j1", 1)
+			first := lh.unfinished(lh.storedJob("j1").ID)
+			if len(first) != 1 {
+				t.Fatalf("claimed executions: %d", len(first))
+			}
 			lh.fake.Set(due.Add(-300 * time.Millisecond))
 			tc.change(lh)
+			// The claim is cancelled (its execution gone); after an update the occurrence is
+			// claimed again, with a new tag.
+			deadline := time.Now().Add(10 * time.Second)
+			for {
+				xs := lh.unfinished(first[0].JobID)
+				if (tc.want == nil && len(xs) == 0) || (tc.want != nil && len(xs) == 1 && xs[0].Tag != first[0].Tag) {
+					break
+				}
+				if time.Now().After(deadline) {
+					t.Fatalf("executions of the job after the change: %+v", xs)
+				}
+				time.Sleep(time.Millisecond)
+			}
 			got := lh.hitsUntilSentinel(due.Add(time.Second))
 			if fmt.Sprint(got) != fmt.Sprint(tc.want) {
 				t.Fatalf("requests before the sentinel: %v, want %v", got, tc.want)

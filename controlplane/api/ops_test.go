@@ -1,12 +1,8 @@
 package api
 
 import (
-	"bufio"
-	"io"
-	"net"
 	"net/http"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -171,47 +167,4 @@ func TestHealthReadinessMetrics(t *testing.T) {
 	if r.status != 405 {
 		t.Fatalf("POST on a collection %d %s", r.status, r.body)
 	}
-}
-
-// TestServerBusy: beyond MaxInFlight concurrent requests the API answers 503 ServerBusy with
-// Retry-After, and serves again once the slot is free.
-func TestServerBusy(t *testing.T) {
-	h := newHarness(t, func(c *Config) { c.MaxInFlight = 1 })
-	h.collection(collPath, `{"sku":{"name":"Standard"}}`)
-	// A PUT whose body has not all arrived holds the only slot while the API reads it (written
-	// on a raw connection, so nothing buffers its headers).
-	conn, err := net.Dial("tcp", h.srv.Listener.Addr().String())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	rest := `{"properties":{` + httpsAction + `}}`
-	head := "PUT " + jobPath + " HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer " + adminToken +
-		"\r\nContent-Type: application/json\r\nContent-Length: " + strconv.Itoa(len(rest)) + "\r\n\r\n"
-	if _, err := io.WriteString(conn, head+rest[:5]); err != nil {
-		t.Fatal(err)
-	}
-	var busy response
-	deadline := time.Now().Add(5 * time.Second)
-	for time.Now().Before(deadline) {
-		busy = h.do(http.MethodGet, collPath+apiVersion, adminToken, nil)
-		if busy.status == http.StatusServiceUnavailable {
-			break
-		}
-	}
-	if code, msg := busy.errorBody(t); busy.status != 503 || code != "ServerBusy" || busy.header.Get("Retry-After") != "1" {
-		t.Fatalf("with the slot taken: %d %s %q", busy.status, code, msg)
-	}
-	if _, err := io.WriteString(conn, rest[5:]); err != nil {
-		t.Fatal(err)
-	}
-	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	_ = resp.Body.Close()
-	if resp.StatusCode != http.StatusCreated {
-		t.Fatalf("the held PUT: %d", resp.StatusCode)
-	}
-	h.must(200, http.MethodGet, collPath+apiVersion, nil)
 }

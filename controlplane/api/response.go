@@ -18,6 +18,7 @@ const (
 	codeConflict       = "Conflict"
 	codeInternal       = "InternalError"
 	codeServerBusy     = "ServerBusy"
+	codeRequestTimeout = "RequestTimeout"
 	// codeUnsupportedMediaType is ARM's code for a 415 (a body that is not JSON in UTF-8).
 	codeUnsupportedMediaType = "UnsupportedMediaType"
 )

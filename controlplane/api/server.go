@@ -15,6 +15,12 @@
 //     AuthenticationFailed, decided from the path alone before anything is looked up, so the
 //     answer is the same whether the resource exists or not and tells nothing about B. /metrics
 //     and /preview need a token (any); /healthz and /readyz need none.
+//   - POST /run is a 409 when the job's collection is Disabled or Suspended, when a manual run of
+//     the job is still in flight, and when the job's last execution is closer than the
+//     collection's maxRecurrence: a job whose action runs itself cannot multiply.
+//   - A request body is read whole (MaxRequestBytes, within BodyTimeout: 408 after) before the
+//     request takes an in-flight slot; slots are limited in all (MaxInFlight) and per
+//     subscription (MaxInFlightPerTenant): 503 ServerBusy with Retry-After beyond.
 //   - PUT answers 201 when it creates and 200 when it replaces; DELETE, run, enable and disable
 //     answer 200 with an empty body (the SDK's long-running operations complete at once);
 //     DELETE of something absent is a 404.
@@ -40,10 +46,13 @@
 package api
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -57,6 +66,7 @@ import (
 
 	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/secret"
 	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/store"
+	"github.com/schedulerhq/terraform-provider-scheduler/internal/arm"
 	"github.com/schedulerhq/terraform-provider-scheduler/internal/clock"
 	"github.com/schedulerhq/terraform-provider-scheduler/internal/wire"
 )
@@ -90,6 +100,12 @@ type Config struct {
 	Gatherer   prometheus.Gatherer
 	// MaxInFlight bounds concurrent API requests; more get 503 ServerBusy. 0: 256.
 	MaxInFlight int
+	// MaxInFlightPerTenant bounds the concurrent requests of one subscription (a tenant), so
+	// that one tenant cannot take every slot. 0: a quarter of MaxInFlight.
+	MaxInFlightPerTenant int
+	// BodyTimeout bounds how long a request body may take to arrive; it is read whole before the
+	// request takes an in-flight slot, so that slow clients hold none. Later: 408. 0: 10 s.
+	BodyTimeout time.Duration
 	// PublicURL is the URL clients reach the API at (scheme, host, optional path prefix), used to
 	// build nextLink; "": the scheme and local address the request's connection arrived on.
 	PublicURL string
@@ -105,6 +121,9 @@ type Server struct {
 	tokens   *Tokens
 	gatherer prometheus.Gatherer
 	inflight chan struct{}
+	tenants  tenantSlots
+	// bodyTimeout is Config.BodyTimeout.
+	bodyTimeout time.Duration
 	// publicURL is Config.PublicURL without a trailing slash.
 	publicURL string
 	ready     readyProbe
@@ -146,6 +165,14 @@ func New(cfg Config) (*Server, error) {
 		n = 256
 	}
 	s.inflight = make(chan struct{}, n)
+	s.tenants = tenantSlots{limit: cfg.MaxInFlightPerTenant, n: map[string]int{}}
+	if s.tenants.limit <= 0 {
+		s.tenants.limit = max(n/4, 1)
+	}
+	s.bodyTimeout = cfg.BodyTimeout
+	if s.bodyTimeout <= 0 {
+		s.bodyTimeout = DefaultBodyTimeout
+	}
 	s.requests = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "scheduler_http_requests_total",
 		Help: "API requests answered, by method, route and status code.",
@@ -184,6 +211,9 @@ func (w *statusWriter) WriteHeader(code int) {
 	}
 	w.ResponseWriter.WriteHeader(code)
 }
+
+// Unwrap lets http.ResponseController reach the connection (read deadlines).
+func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 func (w *statusWriter) Write(b []byte) (int, error) {
 	if w.status == 0 {
@@ -262,7 +292,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, info *reqInfo) *a
 		if _, e := s.tokens.authenticate(r); e != nil {
 			return e
 		}
-		return s.limited(w, r, s.preview)
+		return s.limited(w, r, tenantPreview, s.preview)
 	}
 	rt, ok := parseRoute(r.URL.EscapedPath())
 	if !ok {
@@ -293,7 +323,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, info *reqInfo) *a
 	if h == nil {
 		return &apiError{http.StatusMethodNotAllowed, codeBadRequest, fmt.Sprintf("%s is not allowed on %s", r.Method, r.URL.Path)}
 	}
-	return s.limited(w, r, func(w http.ResponseWriter, r *http.Request) *apiError { return h(w, r, rt, info) })
+	return s.limited(w, r, arm.Fold(rt.key.Subscription), func(w http.ResponseWriter, r *http.Request) *apiError { return h(w, r, rt, info) })
 }
 
 type handlerFunc func(w http.ResponseWriter, r *http.Request, rt route, info *reqInfo) *apiError
@@ -322,9 +352,70 @@ func (s *Server) handler(rt route, method string) handlerFunc {
 	}[km{rt.kind, method}]
 }
 
-// limited runs h when fewer than MaxInFlight requests are being answered, else answers 503
-// ServerBusy; it bounds the body at MaxRequestBytes.
-func (s *Server) limited(w http.ResponseWriter, r *http.Request, h func(http.ResponseWriter, *http.Request) *apiError) *apiError {
+// DefaultBodyTimeout is Config.BodyTimeout's default.
+const DefaultBodyTimeout = 10 * time.Second
+
+// tenantPreview is the tenant of /preview requests (they name no subscription).
+const tenantPreview = "\x00preview"
+
+// tenantSlots counts the requests in flight of each tenant (subscription, folded).
+type tenantSlots struct {
+	mu    sync.Mutex
+	limit int
+	n     map[string]int
+}
+
+func (t *tenantSlots) take(tenant string) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.n[tenant] >= t.limit {
+		return false
+	}
+	t.n[tenant]++
+	return true
+}
+
+func (t *tenantSlots) release(tenant string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.n[tenant]--; t.n[tenant] <= 0 {
+		delete(t.n, tenant)
+	}
+}
+
+// errBody is a request body that failed while it was read ahead.
+type errBody struct{ err error }
+
+func (b errBody) Read([]byte) (int, error) { return 0, b.err }
+func (b errBody) Close() error             { return nil }
+
+// limited reads the request body whole, at most MaxRequestBytes and within BodyTimeout (408
+// after it: a slow client holds no slot), then runs h when fewer than MaxInFlight requests are
+// being answered and fewer than MaxInFlightPerTenant of tenant's, else answers 503 ServerBusy.
+func (s *Server) limited(w http.ResponseWriter, r *http.Request, tenant string, h func(http.ResponseWriter, *http.Request) *apiError) *apiError {
+	r.Body = http.MaxBytesReader(w, r.Body, MaxRequestBytes)
+	if r.ContentLength != 0 {
+		rc := http.NewResponseController(w)
+		_ = rc.SetReadDeadline(time.Now().Add(s.bodyTimeout)) // network time, not the scheduler's clock
+		b, err := io.ReadAll(r.Body)
+		_ = rc.SetReadDeadline(time.Time{})
+		var (
+			mbe *http.MaxBytesError
+			ne  net.Error
+		)
+		switch {
+		case err == nil:
+			r.Body = io.NopCloser(bytes.NewReader(b))
+		case errors.As(err, &mbe):
+			r.Body = errBody{err} // readBody answers, naming the limit
+		case errors.As(err, &ne) && ne.Timeout():
+			w.Header().Set("Connection", "close")
+			return &apiError{http.StatusRequestTimeout, codeRequestTimeout,
+				fmt.Sprintf("the request body did not arrive within %s", s.bodyTimeout)}
+		default:
+			return badRequest("reading the request body: %v", err)
+		}
+	}
 	select {
 	case s.inflight <- struct{}{}:
 		defer func() { <-s.inflight }()
@@ -332,7 +423,12 @@ func (s *Server) limited(w http.ResponseWriter, r *http.Request, h func(http.Res
 		w.Header().Set("Retry-After", "1")
 		return &apiError{http.StatusServiceUnavailable, codeServerBusy, "too many requests in flight; retry later"}
 	}
-	r.Body = http.MaxBytesReader(w, r.Body, MaxRequestBytes)
+	if !s.tenants.take(tenant) {
+		w.Header().Set("Retry-After", "1")
+		return &apiError{http.StatusServiceUnavailable, codeServerBusy, fmt.Sprintf(
+			"too many requests of this subscription in flight (at most %d at a time); retry later", s.tenants.limit)}
+	}
+	defer s.tenants.release(tenant)
 	return h(w, r)
 }
 

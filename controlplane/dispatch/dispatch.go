@@ -142,6 +142,13 @@ type Config struct {
 	Retention     time.Duration // history age and final jobs' age before purge (60 days)
 	HistoryKeep   int           // executions of history kept per job (1,000)
 
+	// Term fences the dispatcher's scheduled claims (store.ExecutionClaimManyParams.Term): the
+	// leader's term among replicas sharing a database (0: a single process, not fenced).
+	// OnStaleTerm, when set, is called when the store refuses a claim of a stale term: another
+	// replica leads now, and this dispatcher must stop.
+	Term        int64
+	OnStaleTerm func()
+
 	// OnRecord, when set, is called after each attempt record is committed (tests, tracing).
 	OnRecord func(store.AttemptRecord, store.AttemptRecordResult)
 	// OnPurge, when set, is called after each purge with the history entries and jobs deleted.
@@ -281,6 +288,13 @@ func (d *Dispatcher) JobChanged(jobID int64) {
 // reloads the collection's jobs.
 func (d *Dispatcher) CollectionChanged(collectionID int64) {
 	d.inbox.post(event{kind: evCollectionChanged, id: collectionID})
+}
+
+// ExecutionClaimed tells the dispatcher that another process (a replica that is not the leader)
+// claimed an execution, a manual run: the dispatcher runs it, unless it loaded it already when
+// it started.
+func (d *Dispatcher) ExecutionClaimed(executionID int64) {
+	d.inbox.post(event{kind: evExecutionClaimed, id: executionID})
 }
 
 // RunNow runs one execution of the job now, whatever its schedule ("run now"). The execution is

@@ -31,6 +31,7 @@ const (
 	evClaimed          // the writer committed a batch of claims
 	evRecorded         // the writer committed a batch of records
 	evReschedule       // a worker could not start an attempt: run it at exec.DueAt
+	evExecutionClaimed // another replica claimed an execution (a manual run): run it
 )
 
 type event struct {
@@ -91,6 +92,7 @@ type entry struct {
 	claiming     bool   // a claim is in the writer
 	dirty        bool   // changed while claiming: reload when the claim is answered
 	parked       bool   // due, waiting in loop.parked for capacity
+	changed      bool   // the job changed while claiming: cancel the claim when answered
 	// started is the scheduled time (Unix ns) of the latest occurrence handed to the workers:
 	// a change that comes too late to cancel it must not schedule it again.
 	started int64
@@ -149,6 +151,7 @@ type loop struct {
 	heap    timeHeap
 	seq     uint64
 	resumed int
+	loaded  map[int64]bool // executions loaded at start (an evExecutionClaimed of one is not run twice)
 	// targets interns the entries' targets, counting the entries that use each.
 	targets map[string]*sharedTarget
 	// parked holds, by target, due entries not claimed for want of capacity (in due order;
@@ -166,7 +169,7 @@ type loop struct {
 
 func newLoop(d *Dispatcher) *loop {
 	return &loop{d: d, entries: map[int64]*entry{}, rules: ruleCache{}, targets: map[string]*sharedTarget{},
-		parked: map[string][]*entry{}, claimingDue: map[string]int{}, ahead: map[int64][]*item{}}
+		parked: map[string][]*entry{}, claimingDue: map[string]int{}, ahead: map[int64][]*item{}, loaded: map[int64]bool{}}
 }
 
 func (l *loop) push(at time.Time, e *entry, x *store.Execution) *item {
@@ -209,6 +212,7 @@ func (l *loop) load(ctx context.Context) error {
 		for _, x := range execs {
 			after = x.ID
 			l.pushExec(x, nil, "", "")
+			l.loaded[x.ID] = true
 			l.resumed++
 		}
 		if len(execs) < DefaultLoadPage {
@@ -611,15 +615,18 @@ func (l *loop) cancelAhead(ctx context.Context, jobID int64) {
 	for _, it := range list {
 		it.ahead = false
 		heap.Remove(&l.heap, it.index)
-		x := it.exec
-		l.d.log.Info("occurrence claimed ahead cancelled: its job changed", "job_id", x.JobID, "execution_tag", x.Tag,
-			"expected_execution_time", x.Scheduled)
-		r := &recordOp{exec: *x, rec: store.AttemptRecord{ExecutionID: x.ID, JobID: x.JobID, Finished: true, Cancelled: true}}
-		select {
-		case l.d.ops <- op{record: r}:
-		case <-ctx.Done():
-			return
-		}
+		l.cancel(ctx, it.exec)
+	}
+}
+
+// cancel has the writer delete an execution whose attempt has not started, with no history.
+func (l *loop) cancel(ctx context.Context, x *store.Execution) {
+	l.d.log.Info("claimed occurrence cancelled: its job changed", "job_id", x.JobID, "execution_tag", x.Tag,
+		"expected_execution_time", x.Scheduled)
+	r := &recordOp{exec: *x, rec: store.AttemptRecord{ExecutionID: x.ID, JobID: x.JobID, Finished: true, Cancelled: true}}
+	select {
+	case l.d.ops <- op{record: r}:
+	case <-ctx.Done():
 	}
 }
 
@@ -627,6 +634,9 @@ func (l *loop) handle(ctx context.Context, ev event) {
 	switch ev.kind {
 	case evJobChanged:
 		l.cancelAhead(ctx, ev.id)
+		if e := l.entries[ev.id]; e != nil && e.claiming {
+			e.changed = true // its claim, when answered, is cancelled
+		}
 		l.reload(ctx, ev.id)
 	case evCollectionChanged:
 		l.reloadCollection(ctx, ev.id)
@@ -640,6 +650,8 @@ func (l *loop) handle(ctx context.Context, ev event) {
 		l.recorded(ev)
 	case evReschedule:
 		l.pushExec(ev.exec, nil, "", "")
+	case evExecutionClaimed:
+		l.claimedElsewhere(ctx, ev.id)
 	}
 }
 
@@ -670,23 +682,33 @@ func (l *loop) claimed(ctx context.Context, ev event) {
 			continue
 		}
 		x := res.Execution
-		if x.DueAt.After(l.d.clock.Now()) {
+		switch {
+		case l.entries[e.id] != e:
+			// Dropped while the claim was being committed (deleted, or it cannot fire any more):
+			// the change wins.
+			l.cancel(ctx, x)
+			continue
+		case x.DueAt.After(l.d.clock.Now()):
 			// Claimed ahead: the attempt starts when due, unless a change cancels it first.
 			it := l.pushExec(x, c.job, c.def, c.target)
 			it.ahead = true
 			l.ahead[x.JobID] = append(l.ahead[x.JobID], it)
-		} else {
+		default:
 			l.d.tasks.push(task{exec: *x, job: c.job, target: c.target})
 			e.started = max(e.started, x.Scheduled.UnixNano())
-		}
-		if l.entries[e.id] != e {
-			continue // dropped while claiming
 		}
 		e.version, e.execCount, e.next = res.Version, x.RepeatCount, c.claim.NextExecutionTime
 		switch {
 		case e.dirty:
 			e.dirty = false
+			if e.changed { // the job changed while the claim was being committed: the change wins
+				e.changed = false
+				l.cancelAhead(ctx, e.id)
+			}
 			l.reload(ctx, e.id)
+			if l.entries[e.id] == nil { // it cannot fire any more (its collection disabled...)
+				l.cancelAhead(ctx, e.id)
+			}
 		case e.next.IsZero():
 			l.drop(e.id) // nothing left: it completes when its execution ends
 		default:
@@ -809,4 +831,23 @@ func (c ruleCache) release(key string) {
 			delete(c, key)
 		}
 	}
+}
+
+// claimedElsewhere runs an execution another replica claimed, unless it was loaded at start or
+// is finished already.
+func (l *loop) claimedElsewhere(ctx context.Context, id int64) {
+	if l.loaded[id] {
+		return
+	}
+	l.loaded[id] = true
+	xs, err := l.d.store.ExecutionListUnfinished(ctx, store.ExecutionListUnfinishedParams{AfterID: id - 1, Limit: 1})
+	if err != nil {
+		l.d.log.Error("loading an execution claimed elsewhere", "execution_id", id, "error", err.Error())
+		return
+	}
+	if len(xs) == 0 || xs[0].ID != id {
+		return
+	}
+	l.pushExec(xs[0], nil, "", "")
+	l.reload(ctx, xs[0].JobID)
 }

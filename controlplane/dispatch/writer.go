@@ -2,6 +2,7 @@ package dispatch
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/store"
@@ -170,13 +171,16 @@ func (d *Dispatcher) writer(ctx context.Context) {
 }
 
 func (d *Dispatcher) commitClaims(ctx context.Context, batch []*claimOp) {
-	params := store.ExecutionClaimManyParams{Claims: make([]store.ExecutionClaim, len(batch)), Now: d.clock.Now()}
+	params := store.ExecutionClaimManyParams{Claims: make([]store.ExecutionClaim, len(batch)), Now: d.clock.Now(), Term: d.cfg.Term}
 	for i, c := range batch {
 		params.Claims[i] = c.claim
 	}
 	res, err := d.store.ExecutionClaimMany(ctx, params)
 	if err != nil {
 		d.log.Error("committing claims: they will be tried again", "claims", len(batch), "error", err.Error())
+	}
+	if errors.Is(err, store.ErrStaleTerm) && d.cfg.OnStaleTerm != nil {
+		d.cfg.OnStaleTerm()
 	}
 	d.inbox.post(event{kind: evClaimed, claims: batch, claimResults: res, claimErr: err})
 }

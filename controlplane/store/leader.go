@@ -44,8 +44,9 @@ type Leadership interface {
 // Change is a notification that a job or a collection changed, or that an execution was
 // claimed outside the leader (a manual run through another replica).
 type Change struct {
-	Kind string // ChangeJob, ChangeCollection, ChangeExecution
-	ID   int64
+	Kind   string // ChangeJob, ChangeCollection, ChangeExecution
+	ID     int64
+	Origin string // the replica that made the change (its own notifications are not news to it)
 }
 
 // Change kinds.

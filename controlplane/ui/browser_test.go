@@ -349,6 +349,11 @@ func TestBrowserDashboard(t *testing.T) {
 	if dis := eval[bool](t, ctx, `document.querySelector('#disable').disabled && !document.querySelector('#enable').disabled`); !dis {
 		t.Error("the buttons do not follow the state")
 	}
+	// The next runs and the calendar follow without a reload: a disabled job has none.
+	do(t, ctx, "next runs after disable",
+		chromedp.Poll[chromedp.Void](`document.querySelector('#next-runs-none') !== null && document.querySelectorAll('#calendar time').length === 0`,
+			chromedp.WithPollingTimeout(20*time.Second)),
+	)
 
 	// Without JavaScript the same buttons are forms: enable redirects to the page with the result.
 	do(t, ctx, "enable without JavaScript",

@@ -3,6 +3,7 @@ package ui
 import (
 	"encoding/json"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"regexp"
 	"strings"
@@ -379,5 +380,79 @@ func TestHealthShowsTheReplica(t *testing.T) {
 	tenant.signIn(subAToken)
 	if p := tenant.get("/ui/health"); strings.Contains(p.body, "health-backlog") || p.status != http.StatusOK {
 		t.Errorf("a tenant's health page shows the backlog (%d)", p.status)
+	}
+}
+
+// TestOverviewCountsExecutionsByOutcome: three jobs run once each through the dashboard's Run
+// now: one whose target answers 200 (completed), one whose target fails and whose error action
+// succeeds (failed), one whose target fails without an error action (faulted). The overview
+// counts one of each, and tenant sub-b's overview counts none of them.
+func TestOverviewCountsExecutionsByOutcome(t *testing.T) {
+	h := newHarness(t, false)
+	ok := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusOK) }))
+	t.Cleanup(ok.Close)
+	bad := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusInternalServerError) }))
+	t.Cleanup(bad.Close)
+	h.mustAPI(http.MethodPut, collA, `{"location":"westus","properties":{"sku":{"name":"Standard"}}}`)
+	action := func(uri, extra string) string {
+		return `{"properties":{"startTime":"2027-01-01T00:00:00Z","recurrence":{"frequency":"Day","interval":1},
+			"action":{"type":"Http","request":{"method":"GET","uri":"` + uri + `"},"retryPolicy":{"retryType":"None"}` + extra + `}}}`
+	}
+	h.mustAPI(http.MethodPut, collA+"/jobs/good", action(ok.URL, ""))
+	h.mustAPI(http.MethodPut, collA+"/jobs/rescued", action(bad.URL, `,"errorAction":{"type":"Http","request":{"method":"GET","uri":"`+ok.URL+`"}}`))
+	h.mustAPI(http.MethodPut, collA+"/jobs/broken", action(bad.URL, ""))
+	b := h.browser()
+	b.signIn(adminToken)
+	tok := b.csrf("/ui/")
+	for _, name := range []string{"good", "rescued", "broken"} {
+		p := b.do(http.MethodPost, uiCollA+"/jobs/"+name+"/run", url.Values{"csrf": {tok}}, map[string]string{"Accept": "application/json"})
+		if p.status != http.StatusOK {
+			t.Fatalf("run %s: %d %s", name, p.status, p.body)
+		}
+	}
+	// The attempts run at once; their records are committed by the dispatcher's writer, which
+	// waits on the (fake) clock: advance it until every execution is in the history.
+	want := map[string]int{"good": 1, "rescued": 2, "broken": 1}
+	deadline := time.Now().Add(20 * time.Second)
+	for name, n := range want {
+		key := jobKeyA()
+		key.Name = name
+		for {
+			hs, err := h.store.HistoryList(t.Context(), store.HistoryListParams{Job: key})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(hs) >= n {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("%s: %d history entries, want %d", name, len(hs), n)
+			}
+			h.clock.Advance(100 * time.Millisecond)
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+	count := func(body, outcome string) string {
+		m := regexp.MustCompile(`<dd data-outcome="` + outcome + `">(\d+)</dd>`).FindStringSubmatch(body)
+		if m == nil {
+			return "missing"
+		}
+		return m[1]
+	}
+	home := b.get("/ui/").body
+	if got := count(home, "completed") + count(home, "failed") + count(home, "faulted"); got != "111" {
+		t.Errorf("admin's executions by outcome (completed, failed, faulted): %s", got)
+	}
+	tenant := h.browser()
+	tenant.signIn(subBToken)
+	other := tenant.get("/ui/").body
+	if got := count(other, "completed") + count(other, "failed") + count(other, "faulted"); got != "000" {
+		t.Errorf("sub-b's executions by outcome: %s", got)
+	}
+	// A day later they are out of the window.
+	h.clock.Advance(25 * time.Hour)
+	b.signIn(adminToken)
+	if got := count(b.get("/ui/").body, "completed"); got != "0" {
+		t.Errorf("a day later: %s completed", got)
 	}
 }

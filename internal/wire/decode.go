@@ -85,58 +85,198 @@ func utf8Problem(data []byte) (Problem, bool) {
 
 // Duplicates returns a Problem for every member of a JSON object (at any depth) whose name
 // another member of the same object already has, exactly or in another case, under the folding
-// encoding/json matches struct fields with (a superset of ASCII case). data must be valid JSON.
+// encoding/json matches struct fields with (a superset of ASCII case). data must be valid JSON
+// (json.Valid) in valid UTF-8. It scans the bytes once and allocates only for containers' paths,
+// for names with escapes or non-ASCII letters, and for what it reports.
 func Duplicates(data []byte) Problems {
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.UseNumber()
-	var ps Problems
-	if err := duplicates(dec, "", &ps); err != nil {
-		return Problems{{Message: fmt.Sprintf("invalid JSON: %v", err)}}
-	}
-	return ps
+	s := dupScanner{data: data}
+	s.value(func() string { return "" })
+	return s.ps
 }
 
-func duplicates(dec *json.Decoder, path string, ps *Problems) error {
-	tok, err := dec.Token()
-	if err != nil {
-		return err
+// dupScanner walks a valid JSON document byte by byte.
+type dupScanner struct {
+	data []byte
+	i    int
+	ps   Problems
+}
+
+func (s *dupScanner) ws() {
+	for s.i < len(s.data) {
+		switch s.data[s.i] {
+		case ' ', '\t', '\n', '\r':
+			s.i++
+		default:
+			return
+		}
 	}
-	d, ok := tok.(json.Delim)
-	if !ok {
-		return nil // a scalar
+}
+
+// value skips the value at s.i, checking the objects in it; path gives its JSON path (built only
+// when needed).
+func (s *dupScanner) value(path func() string) {
+	s.ws()
+	if s.i >= len(s.data) {
+		return
 	}
-	switch d {
+	switch s.data[s.i] {
 	case '{':
-		seen := map[string]string{}
-		for dec.More() {
-			kt, err := dec.Token()
-			if err != nil {
-				return err
+		s.object(path())
+	case '[':
+		p := path()
+		s.i++
+		for n := 0; ; n++ {
+			s.ws()
+			if s.i >= len(s.data) || s.data[s.i] == ']' {
+				s.i++
+				return
 			}
-			key, _ := kt.(string)
-			f := foldName(key)
-			if first, dup := seen[f]; dup {
-				what := "appears twice"
-				if first != key {
-					what = fmt.Sprintf("repeats the member %q in another case", first)
-				}
-				ps.add(join(path, key), what+"; a member may appear once in an object (names are case-insensitive)")
-			} else {
-				seen[f] = key
-			}
-			if err := duplicates(dec, join(path, key), ps); err != nil {
-				return err
+			s.value(func() string { return fmt.Sprintf("%s[%d]", p, n) })
+			s.ws()
+			if s.i < len(s.data) && s.data[s.i] == ',' {
+				s.i++
 			}
 		}
-	case '[':
-		for i := 0; dec.More(); i++ {
-			if err := duplicates(dec, fmt.Sprintf("%s[%d]", path, i), ps); err != nil {
-				return err
+	case '"':
+		s.str()
+	default:
+		for s.i < len(s.data) {
+			switch s.data[s.i] {
+			case ',', ']', '}', ' ', '\t', '\n', '\r':
+				return
 			}
+			s.i++
 		}
 	}
-	_, err = dec.Token() // the closing delimiter
-	return err
+}
+
+// str skips the string at s.i and returns its raw bytes (between the quotes) and whether they
+// are plain: ASCII without escapes.
+func (s *dupScanner) str() ([]byte, bool) {
+	s.i++ // the opening quote
+	start, plain := s.i, true
+	for s.i < len(s.data) {
+		switch c := s.data[s.i]; c {
+		case '"':
+			raw := s.data[start:s.i]
+			s.i++
+			return raw, plain
+		case '\\':
+			plain = false
+			s.i += 2
+		default:
+			if c >= utf8.RuneSelf {
+				plain = false
+			}
+			s.i++
+		}
+	}
+	return s.data[start:], plain
+}
+
+// member is a name seen in an object.
+type member struct {
+	raw   []byte
+	plain bool
+	fold  string // foldName of the decoded name; computed when needed
+}
+
+func (m *member) name() string {
+	if m.plain {
+		return string(m.raw)
+	}
+	var v string
+	if err := json.Unmarshal(append(append([]byte{'"'}, m.raw...), '"'), &v); err != nil {
+		return string(m.raw)
+	}
+	return v
+}
+
+func (m *member) folded() string {
+	if m.fold == "" {
+		m.fold = foldName(m.name())
+	}
+	return m.fold
+}
+
+// same reports whether two names are one under foldName.
+func same(a, b *member) bool {
+	if a.plain && b.plain {
+		return asciiEqualFoldBytes(a.raw, b.raw)
+	}
+	return a.folded() == b.folded()
+}
+
+func (s *dupScanner) object(path string) {
+	s.i++ // {
+	var seen []member
+	var byFold map[string]string // folded name to first name, when an object has many members
+	for {
+		s.ws()
+		if s.i >= len(s.data) || s.data[s.i] == '}' {
+			s.i++
+			return
+		}
+		raw, plain := s.str()
+		m := member{raw: raw, plain: plain}
+		first, dup := "", false
+		if byFold != nil {
+			first, dup = byFold[m.folded()]
+		} else {
+			for j := range seen {
+				if same(&seen[j], &m) {
+					first, dup = seen[j].name(), true
+					break
+				}
+			}
+		}
+		if dup {
+			what := "appears twice"
+			if first != m.name() {
+				what = fmt.Sprintf("repeats the member %q in another case", first)
+			}
+			s.ps.add(join(path, m.name()), what+"; a member may appear once in an object (names are case-insensitive)")
+		} else {
+			switch {
+			case byFold != nil:
+				byFold[m.folded()] = m.name()
+			case len(seen) == 32:
+				byFold = make(map[string]string, 64)
+				for j := range seen {
+					byFold[seen[j].folded()] = seen[j].name()
+				}
+				byFold[m.folded()] = m.name()
+			default:
+				seen = append(seen, m)
+			}
+		}
+		s.ws()
+		s.i++ // :
+		s.value(func() string { return join(path, m.name()) })
+		s.ws()
+		if s.i < len(s.data) && s.data[s.i] == ',' {
+			s.i++
+		}
+	}
+}
+
+func asciiEqualFoldBytes(a, b []byte) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		x, y := a[i], b[i]
+		if 'A' <= x && x <= 'Z' {
+			x += 'a' - 'A'
+		}
+		if 'A' <= y && y <= 'Z' {
+			y += 'a' - 'A'
+		}
+		if x != y {
+			return false
+		}
+	}
+	return true
 }
 
 // foldName folds a member name so that two names encoding/json would match to one struct field

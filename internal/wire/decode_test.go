@@ -3,6 +3,7 @@ package wire
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"reflect"
 	"strings"
 	"testing"
@@ -196,5 +197,30 @@ func TestDecodeMatchesMemberNamesASCIICaseInsensitively(t *testing.T) {
 	err := Decode([]byte(`{"properties":{"ſtate":"Enabled"}}`), &v)
 	if ps, ok := err.(Problems); !ok || len(ps) != 1 || ps[0].Path != "properties.ſtate" || !strings.HasPrefix(ps[0].Message, "unknown field") {
 		t.Errorf("ſtate: %v, want an unknown field", err)
+	}
+}
+
+// TestDuplicatesInLargeObjects: past 32 members an object's names are kept in a map; the answer
+// is the same.
+func TestDuplicatesInLargeObjects(t *testing.T) {
+	var b strings.Builder
+	b.WriteString(`{"tags":{`)
+	for i := range 40 {
+		fmt.Fprintf(&b, `"t%d":"v",`, i)
+	}
+	b.WriteString(`"T3":"x","t39":"y","T\u0034\u0030":"z"},"properties":{"state":"Enabled","State":"Disabled"}}`)
+	want := Problems{
+		{"tags.T3", `repeats the member "t3" in another case; a member may appear once in an object (names are case-insensitive)`},
+		{"tags.t39", "appears twice; a member may appear once in an object (names are case-insensitive)"},
+		{"properties.State", `repeats the member "state" in another case; a member may appear once in an object (names are case-insensitive)`},
+	}
+	if ps := Duplicates([]byte(b.String())); !reflect.DeepEqual(ps, want) {
+		t.Errorf("Duplicates = %v\nwant %v", ps, want)
+	}
+	// Escaped names are names: "\u0074\u0034\u0030" is t40, a new member.
+	if ps := Duplicates([]byte(`{"t40":1,"\u0074\u0034\u0031":2,"a":[{"x":1},{"x":1,"X":2}]}`)); !reflect.DeepEqual(ps, Problems{
+		{"a[1].X", `repeats the member "x" in another case; a member may appear once in an object (names are case-insensitive)`},
+	}) {
+		t.Errorf("escaped names, arrays: %v", ps)
 	}
 }

@@ -57,10 +57,15 @@ func selfCPU() (time.Duration, error) {
 // cpuMark is the CPU time of the daemon and of this process at one moment.
 type cpuMark struct{ daemon, self time.Duration }
 
+// markCPU marks the CPU of the daemon and its replicas (summed) and of this process.
 func markCPU(d *daemon) (cpuMark, error) {
-	dc, err := processCPU(d.pid())
-	if err != nil {
-		return cpuMark{}, err
+	var dc time.Duration
+	for _, p := range append([]*daemon{d}, d.peers...) {
+		c, err := processCPU(p.pid())
+		if err != nil {
+			return cpuMark{}, err
+		}
+		dc += c
 	}
 	sc, err := selfCPU()
 	if err != nil {

@@ -22,19 +22,54 @@ type daemon struct {
 	endpoint string
 	token    string
 	client   *client.Client
+	peers    []*daemon // the other replicas on the same --store
+	schema   string    // the --store schema created for the run
+	opts     options
 }
 
+// startDaemon starts the daemon, and with --store its --replicas - 1 peers on the same database.
 func startDaemon(ctx context.Context, o options) (*daemon, error) {
-	dir, err := os.MkdirTemp("", "schedbench-")
-	if err != nil {
-		return nil, fmt.Errorf("data dir: %w", err)
-	}
 	raw := make([]byte, 16)
 	if _, err := rand.Read(raw); err != nil {
 		return nil, fmt.Errorf("token: %w", err)
 	}
-	d := &daemon{dataDir: dir, token: hex.EncodeToString(raw)}
+	token := hex.EncodeToString(raw)
+	if o.store == "" {
+		return startOne(ctx, o, token, nil)
+	}
+	dir, err := os.MkdirTemp("", "schedbench-store-")
+	if err != nil {
+		return nil, fmt.Errorf("data dir: %w", err)
+	}
+	schema, _, extra, err := prepareStore(ctx, o, dir)
+	if err != nil {
+		return nil, err
+	}
+	d, err := startOne(ctx, o, token, extra)
+	if err != nil {
+		dropSchema(o, schema)
+		return nil, err
+	}
+	d.schema, d.opts = schema, o
+	for range o.replicas - 1 {
+		p, err := startOne(ctx, o, token, extra)
+		if err != nil {
+			d.stop(false)
+			return nil, err
+		}
+		d.peers = append(d.peers, p)
+	}
+	return d, nil
+}
+
+func startOne(ctx context.Context, o options, token string, extra []string) (*daemon, error) {
+	dir, err := os.MkdirTemp("", "schedbench-")
+	if err != nil {
+		return nil, fmt.Errorf("data dir: %w", err)
+	}
+	d := &daemon{dataDir: dir, token: token}
 	args := []string{"serve", "--listen", "127.0.0.1:0", "--data", dir, "--log-level", "warn"}
+	args = append(args, extra...)
 	if o.daemonArgs != "" {
 		args = append(args, strings.Fields(o.daemonArgs)...)
 	}
@@ -85,6 +120,14 @@ func (d *daemon) peakRSS() string {
 }
 
 func (d *daemon) stop(keep bool) {
+	for _, p := range d.peers {
+		p.stop(keep)
+	}
+	defer func() {
+		if d.schema != "" && !keep {
+			dropSchema(d.opts, d.schema)
+		}
+	}()
 	if d.cmd != nil && d.cmd.Process != nil {
 		_ = d.cmd.Process.Signal(syscall.SIGTERM)
 		done := make(chan struct{})

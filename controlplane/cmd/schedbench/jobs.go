@@ -56,17 +56,18 @@ func createJobs(ctx context.Context, o options, d *daemon, sinkURL string) (int,
 				if i >= o.jobs || ctx.Err() != nil {
 					return
 				}
+				act := &wire.JobAction{Type: "Http", Request: &wire.HTTPRequest{URI: sinkURL, Method: "POST", Body: "bench"}}
+				if o.jobAction != nil {
+					act = o.jobAction()
+				}
+				act.RetryPolicy = &wire.RetryPolicy{RetryType: "None"}
 				def := &wire.JobDefinition{Properties: &wire.JobProperties{
-					StartTime: base.Add(time.Duration(i%spread) * time.Second).Format(time.RFC3339),
-					Action: &wire.JobAction{
-						Type:        "Http",
-						Request:     &wire.HTTPRequest{URI: sinkURL, Method: "POST", Body: "bench"},
-						RetryPolicy: &wire.RetryPolicy{RetryType: "None"},
-					},
+					StartTime:  base.Add(time.Duration(i%spread) * time.Second).Format(time.RFC3339),
+					Action:     act,
 					Recurrence: &wire.JobRecurrence{Frequency: "Minute", Interval: &one},
 					State:      "Enabled",
 				}}
-				if _, err := d.client.JobPut(ctx, jobID(o, i), def); err != nil {
+				if _, err := d.clientFor(i).JobPut(ctx, jobID(o, i), def); err != nil {
 					errOnce.Do(func() { firstErr = fmt.Errorf("create job %d: %w", i, err) })
 					return
 				}

@@ -22,8 +22,11 @@ import (
 	"os"
 	"os/signal"
 	"runtime/debug"
+	"strings"
 	"syscall"
 	"time"
+
+	"github.com/schedulerhq/terraform-provider-scheduler/internal/wire"
 )
 
 type options struct {
@@ -35,6 +38,11 @@ type options struct {
 	perColl    int
 	daemonArgs string
 	keep       bool
+	store      string // postgres://...: the replicas' database (a fresh schema in it); "": SQLite
+	replicas   int
+	action     string
+	// jobAction, when set, is every job's action (a message action); nil: an Http request to the sink.
+	jobAction func() *wire.JobAction
 }
 
 func main() {
@@ -47,6 +55,9 @@ func main() {
 	flag.IntVar(&o.perColl, "jobs-per-collection", 1000, "jobs per collection (P20Premium allows 1000)")
 	flag.StringVar(&o.daemonArgs, "daemon-args", "", "extra arguments for schedulerd serve, space separated")
 	flag.BoolVar(&o.keep, "keep", false, "keep the data directory")
+	flag.StringVar(&o.store, "store", "", "postgres://... : run the daemons on this PostgreSQL database, in a fresh schema dropped at the end (empty: SQLite)")
+	flag.IntVar(&o.replicas, "replicas", 1, "daemons sharing the --store database; jobs are created through each in turn")
+	flag.StringVar(&o.action, "action", "http", "what every job does: http (a request to the in-process sink), storagequeue (a message on a queue of an Azurite started by tools/azurite.sh) or servicebusqueue (a message on a queue of the machine's RabbitMQ, AMQP 1.0); the sink reads the queue back")
 	flag.Parse()
 	// The sink shares the machine with the daemon it measures: its own garbage collector should
 	// not run in every burst of deliveries (its live heap is small, so at the default it would),
@@ -66,6 +77,9 @@ func run(ctx context.Context, o options, out io.Writer) error {
 	if o.spread < time.Second || o.spread > time.Minute {
 		return fmt.Errorf("--spread %s: want 1s..60s", o.spread)
 	}
+	if o.replicas < 1 || (o.replicas > 1 && o.store == "") {
+		return errors.New("--replicas: want 1, or more with a --store postgres:// URL")
+	}
 	if o.jobs < 1 || o.cycles < 1 || o.putWorkers < 1 || o.perColl < 1 {
 		return errors.New("--jobs, --cycles, --put-workers and --jobs-per-collection must be positive")
 	}
@@ -74,12 +88,28 @@ func run(ctx context.Context, o options, out io.Writer) error {
 		return err
 	}
 	defer s.close()
+	b, err := startBroker(ctx, o.action, s)
+	if err != nil {
+		return err
+	}
+	if b != nil {
+		defer b.stop()
+		o.daemonArgs = strings.TrimSpace(o.daemonArgs + " " + strings.Join(b.daemonArgs, " "))
+		o.jobAction = b.action
+		fmt.Fprintf(out, "action %s: daemon %s\n", o.action, strings.Join(b.daemonArgs, " "))
+	}
 	d, err := startDaemon(ctx, o)
 	if err != nil {
 		return err
 	}
 	defer d.stop(o.keep)
 	fmt.Fprintf(out, "schedulerd %s (pid %d, data %s), sink %s\n", d.endpoint, d.pid(), d.dataDir, s.url)
+	for _, p := range d.peers {
+		fmt.Fprintf(out, "replica %s (pid %d)\n", p.endpoint, p.pid())
+	}
+	if o.store != "" {
+		fmt.Fprintf(out, "store: PostgreSQL, schema %s, %d replica(s)\n", d.schema, o.replicas)
+	}
 	fmt.Fprintf(out, "load average at start: %s\n", loadAverage())
 
 	before, err := markCPU(d)
@@ -146,5 +176,8 @@ func run(ctx context.Context, o options, out io.Writer) error {
 	}
 	fmt.Fprintf(out, "history and status committed: checked %d jobs, each with executionCount >= %d\n", min(created, 20), o.cycles)
 	fmt.Fprintf(out, "daemon peak RSS: %s\n", d.peakRSS())
+	for _, p := range d.peers {
+		fmt.Fprintf(out, "replica peak RSS: %s\n", p.peakRSS())
+	}
 	return nil
 }

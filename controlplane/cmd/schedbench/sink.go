@@ -55,6 +55,17 @@ func (s *sink) serve(w http.ResponseWriter, r *http.Request) {
 
 func (s *sink) close() { _ = s.srv.Close() }
 
+// record notes a delivery read back from a broker (ok false: its expected time was unreadable).
+func (s *sink) record(expected, received time.Time, ok bool) {
+	s.mu.Lock()
+	if ok {
+		s.deliveries = append(s.deliveries, delivery{expected: expected, received: received})
+	} else {
+		s.bad++
+	}
+	s.mu.Unlock()
+}
+
 // countBetween counts deliveries scheduled in [from, to).
 func (s *sink) countBetween(from, to time.Time) int {
 	s.mu.Lock()

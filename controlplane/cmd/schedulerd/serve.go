@@ -16,6 +16,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -24,7 +26,10 @@ import (
 	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/action"
 	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/api"
 	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/dispatch"
+	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/replica"
 	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/secret"
+	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/store"
+	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/store/postgres"
 	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/store/sqlite"
 	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/ui"
 	"github.com/schedulerhq/terraform-provider-scheduler/internal/clock"
@@ -51,7 +56,17 @@ type serveConfig struct {
 	region         string
 	workers        int
 	pprofListen    string
+	store          string        // "": SQLite in data; postgres://...: PostgreSQL, replicas
+	replicaID      string        // "": replica.DefaultID()
+	leaderTTL      time.Duration // the leadership's lease among replicas
 	publicURL      string
+	// Overload limits: --target-concurrency (0: workers/4), --max-connections,
+	// --max-in-flight, --max-in-flight-per-tenant (0: a quarter of max-in-flight), --body-timeout.
+	targetConcurrency int
+	maxConnections    int
+	maxInFlight       int
+	maxPerTenant      int
+	bodyTimeout       time.Duration
 }
 
 func addToken(m map[string]string, v string) error {
@@ -93,7 +108,15 @@ func parseServe(args []string, getenv func(string) string, stderr io.Writer) (se
 	faulted := fs.String("faulted-after", env("SCHEDULERD_FAULTED_AFTER", "10"), "consecutive faulted occurrences that make a job Faulted [SCHEDULERD_FAULTED_AFTER]")
 	fs.StringVar(&c.region, "region", env("SCHEDULERD_REGION", "local"), "value of x-ms-scheduler-execution-region [SCHEDULERD_REGION]")
 	workers := fs.String("workers", env("SCHEDULERD_WORKERS", "256"), "concurrent action attempts [SCHEDULERD_WORKERS]")
+	targetConc := fs.String("target-concurrency", env("SCHEDULERD_TARGET_CONCURRENCY", "0"), "attempts under way to one target (scheme, host, port) at most; 0: a quarter of --workers [SCHEDULERD_TARGET_CONCURRENCY]")
+	maxConns := fs.String("max-connections", env("SCHEDULERD_MAX_CONNECTIONS", "1024"), "open API connections at most; more wait in the kernel's backlog [SCHEDULERD_MAX_CONNECTIONS]")
+	maxInFlight := fs.String("max-in-flight", env("SCHEDULERD_MAX_IN_FLIGHT", "256"), "API requests answered at once at most; more get 503 [SCHEDULERD_MAX_IN_FLIGHT]")
+	maxPerTenant := fs.String("max-in-flight-per-tenant", env("SCHEDULERD_MAX_IN_FLIGHT_PER_TENANT", "0"), "API requests of one subscription answered at once at most; 0: a quarter of --max-in-flight [SCHEDULERD_MAX_IN_FLIGHT_PER_TENANT]")
+	bodyTimeout := fs.String("body-timeout", env("SCHEDULERD_BODY_TIMEOUT", "10s"), "how long a request body may take to arrive (408 after) [SCHEDULERD_BODY_TIMEOUT]")
 	fs.StringVar(&c.pprofListen, "pprof-listen", env("SCHEDULERD_PPROF_LISTEN", ""), "serve Go's /debug/pprof profiles on this address, apart from the API (off when empty; keep it on loopback) [SCHEDULERD_PPROF_LISTEN]")
+	fs.StringVar(&c.store, "store", env("SCHEDULERD_STORE", ""), "postgres://user@host/db?...: keep everything in PostgreSQL, shared by every replica given the same URL; empty: SQLite in <data>/scheduler.db [SCHEDULERD_STORE]")
+	fs.StringVar(&c.replicaID, "replica-id", env("SCHEDULERD_REPLICA_ID", ""), "this replica's id among replicas (default: hostname-pid-random; unique per live process) [SCHEDULERD_REPLICA_ID]")
+	leaderTTL := fs.String("leader-ttl", env("SCHEDULERD_LEADER_TTL", replica.DefaultTTL.String()), "how long a leader's lease lasts without renewal: a dead leader is replaced within about this long [SCHEDULERD_LEADER_TTL]")
 	fs.StringVar(&c.publicURL, "public-url", env("SCHEDULERD_PUBLIC_URL", ""), "URL clients reach the API at (behind a proxy or on a wildcard address), used in nextLink; default: the address the connection arrived on, never the Host header [SCHEDULERD_PUBLIC_URL]")
 	if err := refuseSecretArgs(args); err != nil {
 		return c, err
@@ -116,6 +139,35 @@ func parseServe(args []string, getenv func(string) string, stderr io.Writer) (se
 	}
 	if c.workers, err = strconv.Atoi(*workers); err != nil || c.workers < 1 {
 		return c, fmt.Errorf("--workers %q: want a positive integer", *workers)
+	}
+	for _, n := range []struct {
+		flag     string
+		v        string
+		to       *int
+		positive bool
+	}{
+		{"--target-concurrency", *targetConc, &c.targetConcurrency, false},
+		{"--max-connections", *maxConns, &c.maxConnections, true},
+		{"--max-in-flight", *maxInFlight, &c.maxInFlight, true},
+		{"--max-in-flight-per-tenant", *maxPerTenant, &c.maxPerTenant, false},
+	} {
+		v, err := strconv.Atoi(n.v)
+		if err != nil || v < 0 || (n.positive && v == 0) {
+			if n.positive {
+				return c, fmt.Errorf("%s %q: want a positive integer", n.flag, n.v)
+			}
+			return c, fmt.Errorf("%s %q: want a positive integer, or 0 for the default", n.flag, n.v)
+		}
+		*n.to = v
+	}
+	if c.bodyTimeout, err = time.ParseDuration(*bodyTimeout); err != nil || c.bodyTimeout <= 0 {
+		return c, fmt.Errorf("--body-timeout %q: want a positive duration such as 10s", *bodyTimeout)
+	}
+	if c.leaderTTL, err = time.ParseDuration(*leaderTTL); err != nil || c.leaderTTL < 300*time.Millisecond {
+		return c, fmt.Errorf("--leader-ttl %q: want a duration of at least 300ms such as 3s", *leaderTTL)
+	}
+	if c.store != "" && !postgres.IsURL(c.store) {
+		return c, errors.New("--store: want a postgres:// or postgresql:// URL (or nothing: SQLite in --data)")
 	}
 	if (c.tlsCert == "") != (c.tlsKey == "") {
 		return c, errors.New("--tls-cert and --tls-key go together")
@@ -231,7 +283,13 @@ func serve(ctx context.Context, cfg *serveConfig, log *slog.Logger) error {
 	}
 	cfg.adminToken, cfg.tokens = "", nil
 	dbPath := filepath.Join(cfg.data, "scheduler.db")
-	st, err := sqlite.Open(ctx, dbPath)
+	var st store.Driver
+	if cfg.store != "" {
+		dbPath = "postgres"
+		st, err = postgres.Open(ctx, cfg.store)
+	} else {
+		st, err = sqlite.Open(ctx, dbPath)
+	}
 	if err != nil {
 		return err
 	}
@@ -247,7 +305,7 @@ func serve(ctx context.Context, cfg *serveConfig, log *slog.Logger) error {
 
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	disp, err := dispatch.New(dispatch.Config{
+	dispatchConfig := dispatch.Config{
 		Store:                st,
 		Clock:                clock.Real{},
 		Secrets:              box,
@@ -259,30 +317,66 @@ func serve(ctx context.Context, cfg *serveConfig, log *slog.Logger) error {
 		MisfireThreshold:     cfg.misfire,
 		FaultedAfter:         cfg.faultedAfter,
 		Workers:              cfg.workers,
+		TargetConcurrency:    cfg.targetConcurrency,
 		Region:               cfg.region,
-	})
-	if err != nil {
-		return fmt.Errorf("dispatcher: %w", err)
+	}
+	var (
+		disp      api.Dispatcher
+		runDisp   func(context.Context) error
+		gatherer  prometheus.Gatherer = reg
+		uiReplica ui.Replica          // nil: a single node (the dashboard's Health says so)
+	)
+	if cfg.store != "" {
+		// Replicas: the dispatcher runs on the leader only, one per term (see package replica).
+		rep, err := replica.New(replica.Config{
+			Store: st, ID: cfg.replicaID, TTL: cfg.leaderTTL, Logger: log.With("component", "replica"), Registerer: reg,
+			NewDispatcher: func(term int64, dreg prometheus.Registerer, onStale func()) (*dispatch.Dispatcher, error) {
+				c := dispatchConfig
+				c.Registerer, c.Term, c.OnStaleTerm = dreg, term, onStale
+				return dispatch.New(c)
+			},
+		})
+		if err != nil {
+			return err
+		}
+		log = log.With("replica", rep.ID())
+		disp, runDisp, gatherer = rep, rep.Run, prometheus.Gatherers{reg, rep}
+		uiReplica = rep
+	} else {
+		d, err := dispatch.New(dispatchConfig)
+		if err != nil {
+			return fmt.Errorf("dispatcher: %w", err)
+		}
+		// One process on its SQLite file is the only replica there is, and leads.
+		leader := prometheus.NewGauge(prometheus.GaugeOpts{Name: "scheduler_leader", Help: "1 on the replica that leads (computes the schedule, claims occurrences, purges), 0 elsewhere."})
+		leader.Set(1)
+		info := prometheus.NewGauge(prometheus.GaugeOpts{Name: "scheduler_replica_info", Help: "This replica's id (label replica); always 1.",
+			ConstLabels: prometheus.Labels{"replica": "sqlite"}})
+		info.Set(1)
+		reg.MustRegister(leader, info)
+		disp, runDisp = d, d.Run
 	}
 	handler, err := api.New(api.Config{
 		Store: st, Dispatcher: disp, Secrets: box, Clock: clock.Real{}, Logger: log.With("component", "api"),
-		Tokens: tokens, Registerer: reg, Gatherer: reg, PublicURL: cfg.publicURL,
+		Tokens: tokens, Registerer: reg, Gatherer: gatherer, PublicURL: cfg.publicURL,
+		MaxInFlight: cfg.maxInFlight, MaxInFlightPerTenant: cfg.maxPerTenant, BodyTimeout: cfg.bodyTimeout,
 	})
 	if err != nil {
 		return err
 	}
 	dash, err := ui.New(ui.Config{
-		Store: st, API: handler, Tokens: tokens, Dispatcher: disp, Gatherer: reg, Clock: clock.Real{},
-		Logger: log.With("component", "ui"), TLS: tlsConfig != nil,
+		Store: st, API: handler, Tokens: tokens, Dispatcher: disp, Gatherer: gatherer, Clock: clock.Real{},
+		Logger: log.With("component", "ui"), TLS: tlsConfig != nil, Replica: uiReplica,
 	})
 	if err != nil {
 		return err
 	}
 
-	ln, err := net.Listen("tcp", cfg.listen)
+	tcp, err := net.Listen("tcp", cfg.listen)
 	if err != nil {
 		return fmt.Errorf("listen: %w", err)
 	}
+	ln := newLimitListener(tcp, cfg.maxConnections)
 	addr := ln.Addr().String()
 	if err := writeFileAtomic(filepath.Join(cfg.data, "listen-address"), []byte(addr+"\n"), 0o644); err != nil {
 		_ = ln.Close()
@@ -314,7 +408,7 @@ func serve(ctx context.Context, cfg *serveConfig, log *slog.Logger) error {
 		defer stopPprof()
 	}
 	dispDone := make(chan error, 1)
-	go func() { dispDone <- disp.Run(runCtx) }()
+	go func() { dispDone <- runDisp(runCtx) }()
 	go dash.Run(runCtx)
 	srvDone := make(chan error, 1)
 	go func() {
@@ -452,4 +546,56 @@ func writeFileAtomic(path string, data []byte, perm os.FileMode) error {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
 	return nil
+}
+
+// limitListener accepts at most n connections open at once: past that, Accept waits for one to
+// close and new connections wait in the kernel's backlog, so that idle or slow clients cannot
+// take the descriptors the dispatcher needs to reach its targets. (The server's header, read
+// and idle timeouts close the connections that hold a slot doing nothing.)
+type limitListener struct {
+	net.Listener
+	sem  chan struct{}
+	done chan struct{}
+	once sync.Once
+	// peak is the most connections open at once (tests).
+	peak atomic.Int64
+}
+
+func newLimitListener(l net.Listener, n int) *limitListener {
+	return &limitListener{Listener: l, sem: make(chan struct{}, n), done: make(chan struct{})}
+}
+
+func (l *limitListener) Accept() (net.Conn, error) {
+	select {
+	case l.sem <- struct{}{}:
+	case <-l.done:
+		return nil, net.ErrClosed
+	}
+	c, err := l.Listener.Accept()
+	if err != nil {
+		<-l.sem
+		return nil, err
+	}
+	if open := int64(len(l.sem)); open > l.peak.Load() {
+		l.peak.Store(open)
+	}
+	return &limitConn{Conn: c, release: func() { <-l.sem }}, nil
+}
+
+func (l *limitListener) Close() error {
+	l.once.Do(func() { close(l.done) })
+	return l.Listener.Close()
+}
+
+// limitConn gives its slot back when closed (once).
+type limitConn struct {
+	net.Conn
+	once    sync.Once
+	release func()
+}
+
+func (c *limitConn) Close() error {
+	err := c.Conn.Close()
+	c.once.Do(c.release)
+	return err
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"crypto/ecdsa"
@@ -33,7 +34,8 @@ func TestParseServeDefaults(t *testing.T) {
 	if c.listen != "127.0.0.1:8480" || c.data != "./data" || c.secretKeyFile != filepath.Join("data", "secret.key") ||
 		c.logLevel != slog.LevelInfo || c.adminToken != "" || len(c.tokens) != 0 ||
 		c.oauthAuthority != "https://login.microsoftonline.com" || c.misfire != 60*time.Second ||
-		c.faultedAfter != 10 || c.workers != 256 || c.region != "local" || c.tlsCert != "" {
+		c.faultedAfter != 10 || c.workers != 256 || c.region != "local" || c.tlsCert != "" ||
+		c.targetConcurrency != 0 || c.maxConnections != 1024 || c.maxInFlight != 256 || c.maxPerTenant != 0 || c.bodyTimeout != 10*time.Second {
 		t.Fatalf("defaults %+v", c)
 	}
 }
@@ -71,9 +73,14 @@ func TestParseServeEnvironmentAndFlags(t *testing.T) {
 		t.Fatal(err)
 	}
 	c, err = parseServe([]string{"--listen", "127.0.0.1:0", "--admin-token-file", adminFile, "--tokens-file", tokensFile,
-		"--secret-key-file", "/keys/k", "--workers", "2", "--log-level", "warn"}, getenv, io.Discard)
+		"--secret-key-file", "/keys/k", "--workers", "2", "--log-level", "warn",
+		"--target-concurrency", "3", "--max-connections", "100", "--max-in-flight", "50", "--max-in-flight-per-tenant", "5",
+		"--body-timeout", "2s"}, getenv, io.Discard)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if c.targetConcurrency != 3 || c.maxConnections != 100 || c.maxInFlight != 50 || c.maxPerTenant != 5 || c.bodyTimeout != 2*time.Second {
+		t.Fatalf("overload flags %+v", c)
 	}
 	if c.listen != "127.0.0.1:0" || c.adminToken != "flag-admin" || c.secretKeyFile != "/keys/k" || c.workers != 2 ||
 		c.logLevel != slog.LevelWarn || len(c.tokens) != 2 || c.tokens["sub3"] != "tok3" || c.tokens["sub4"] != "tok4" {
@@ -89,6 +96,9 @@ func TestParseServeErrors(t *testing.T) {
 		want string
 	}{
 		{[]string{"--workers", "0"}, nil, `--workers "0": want a positive integer`},
+		{[]string{"--store", "mysql://db/x"}, nil, `--store: want a postgres:// or postgresql:// URL (or nothing: SQLite in --data)`},
+		{nil, map[string]string{"SCHEDULERD_STORE": "/var/lib/scheduler.db"}, `--store: want a postgres:// or postgresql:// URL (or nothing: SQLite in --data)`},
+		{[]string{"--leader-ttl", "100ms"}, nil, `--leader-ttl "100ms": want a duration of at least 300ms such as 3s`},
 		{[]string{"--misfire-threshold", "soon"}, nil, `--misfire-threshold "soon": want a positive duration such as 60s`},
 		{[]string{"--faulted-after", "x"}, nil, `--faulted-after "x": want a positive integer`},
 		{[]string{"--log-level", "loud"}, nil, `--log-level "loud": want debug, info, warn or error`},
@@ -100,6 +110,10 @@ func TestParseServeErrors(t *testing.T) {
 		{nil, map[string]string{"SCHEDULERD_TOKENS": "a=b,c"}, "SCHEDULERD_TOKENS: want SUBSCRIPTION=TOKEN"},
 		{nil, map[string]string{"SCHEDULERD_WORKERS": "many"}, `--workers "many": want a positive integer`},
 		{[]string{"extra"}, nil, `unexpected argument "extra"`},
+		{[]string{"--max-connections", "0"}, nil, `--max-connections "0": want a positive integer`},
+		{[]string{"--target-concurrency", "-1"}, nil, `--target-concurrency "-1": want a positive integer, or 0 for the default`},
+		{nil, map[string]string{"SCHEDULERD_MAX_IN_FLIGHT": "x"}, `--max-in-flight "x": want a positive integer`},
+		{[]string{"--body-timeout", "0s"}, nil, `--body-timeout "0s": want a positive duration such as 10s`},
 	} {
 		getenv := none
 		if tc.env != nil {
@@ -359,6 +373,72 @@ func TestServeRefusesBadConfiguration(t *testing.T) {
 	}
 }
 
+// TestLimitListenerCapsOpenConnections: with 8 connections open (kept alive), a 9th is accepted
+// and answered only once one of them closes: never more than 8 open at once.
+func TestLimitListenerCapsOpenConnections(t *testing.T) {
+	tcp, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln := newLimitListener(tcp, 8)
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusNoContent) }),
+		ReadHeaderTimeout: 10 * time.Second}
+	go func() { _ = srv.Serve(ln) }()
+	defer srv.Close()
+	get := func(c net.Conn) (int, error) {
+		if _, err := io.WriteString(c, "GET / HTTP/1.1\r\nHost: x\r\n\r\n"); err != nil {
+			return 0, err
+		}
+		resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+		if err != nil {
+			return 0, err
+		}
+		_ = resp.Body.Close()
+		return resp.StatusCode, nil
+	}
+	var conns []net.Conn
+	defer func() {
+		for _, c := range conns {
+			_ = c.Close()
+		}
+	}()
+	for range 8 {
+		c, err := net.Dial("tcp", tcp.Addr().String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		conns = append(conns, c)
+		if st, err := get(c); err != nil || st != http.StatusNoContent {
+			t.Fatalf("connection %d: %d %v", len(conns), st, err)
+		}
+	}
+	ninth, err := net.Dial("tcp", tcp.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ninth.Close()
+	answered := make(chan int, 1)
+	go func() {
+		st, err := get(ninth)
+		if err != nil {
+			t.Error(err)
+		}
+		answered <- st
+	}()
+	_ = conns[0].Close()
+	select {
+	case st := <-answered:
+		if st != http.StatusNoContent {
+			t.Fatalf("the 9th connection: %d", st)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the 9th connection was not served after one closed")
+	}
+	if p := ln.peak.Load(); p != 8 {
+		t.Fatalf("peak open connections %d, want 8", p)
+	}
+}
+
 // tokenFileOf writes content into a new 0600 file and returns its path: tokens reach the daemon
 // through files or the environment, never its command line.
 func tokenFileOf(t *testing.T, content string) string {
@@ -374,4 +454,26 @@ func tokenFileOf(t *testing.T, content string) string {
 		t.Fatal(err)
 	}
 	return f.Name()
+}
+
+func TestParseServeStore(t *testing.T) {
+	env := map[string]string{"SCHEDULERD_STORE": "postgres://env@db/x", "SCHEDULERD_REPLICA_ID": "pod-1", "SCHEDULERD_LEADER_TTL": "5s"}
+	c, err := parseServe(nil, func(k string) string { return env[k] }, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.store != "postgres://env@db/x" || c.replicaID != "pod-1" || c.leaderTTL != 5*time.Second {
+		t.Fatalf("from the environment: store %q, replica %q, ttl %s", c.store, c.replicaID, c.leaderTTL)
+	}
+	c, err = parseServe([]string{"--store", "postgresql://flag@db/y", "--replica-id", "r9", "--leader-ttl", "2s"}, func(k string) string { return env[k] }, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.store != "postgresql://flag@db/y" || c.replicaID != "r9" || c.leaderTTL != 2*time.Second {
+		t.Fatalf("flags over the environment: store %q, replica %q, ttl %s", c.store, c.replicaID, c.leaderTTL)
+	}
+	c, err = parseServe(nil, func(string) string { return "" }, io.Discard)
+	if err != nil || c.store != "" || c.leaderTTL != 2*time.Second {
+		t.Fatalf("defaults: store %q (want SQLite), ttl %s, err %v", c.store, c.leaderTTL, err)
+	}
 }

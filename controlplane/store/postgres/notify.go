@@ -11,9 +11,9 @@ import (
 	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/store"
 )
 
-// Notify tells every replica listening on this schema's channel about a change ("kind:id").
+// Notify tells every replica listening on this schema's channel about a change ("kind:id:origin").
 func (d *Driver) Notify(ctx context.Context, c store.Change) error {
-	if _, err := d.pool.Exec(ctx, `SELECT pg_notify($1, $2)`, d.channel, c.Kind+":"+strconv.FormatInt(c.ID, 10)); err != nil {
+	if _, err := d.pool.Exec(ctx, `SELECT pg_notify($1, $2)`, d.channel, c.Kind+":"+strconv.FormatInt(c.ID, 10)+":"+c.Origin); err != nil {
 		return fmt.Errorf("notify: %w", err)
 	}
 	return nil
@@ -41,11 +41,12 @@ func (d *Driver) Listen(ctx context.Context, ready func(), fn func(store.Change)
 		if err != nil {
 			return fmt.Errorf("listen: %w", err)
 		}
-		kind, id, ok := strings.Cut(n.Payload, ":")
+		kind, rest, ok := strings.Cut(n.Payload, ":")
+		id, origin, _ := strings.Cut(rest, ":")
 		v, err := strconv.ParseInt(id, 10, 64)
 		if !ok || err != nil {
 			continue
 		}
-		fn(store.Change{Kind: kind, ID: v})
+		fn(store.Change{Kind: kind, ID: v, Origin: origin})
 	}
 }

@@ -57,7 +57,9 @@ func Open(ctx context.Context, url string) (*Driver, error) {
 	if cfg.MaxConns < 8 {
 		cfg.MaxConns = 8
 	}
-	cfg.ConnConfig.RuntimeParams["application_name"] = "schedulerd"
+	if cfg.ConnConfig.RuntimeParams["application_name"] == "" {
+		cfg.ConnConfig.RuntimeParams["application_name"] = "schedulerd"
+	}
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("postgres: %w", err)

@@ -23,6 +23,19 @@
     return changed;
   }
 
+  // Reload the parts of the job's page that an action changes (facts, calendar, next runs)
+  // from the page itself, without a full reload.
+  async function refreshParts() {
+    const resp = await fetch(location.href, { credentials: "same-origin" });
+    if (!resp.ok) return;
+    const doc = new DOMParser().parseFromString(await resp.text(), "text/html");
+    ["facts", "calendar-section", "next-section"].forEach(function (id) {
+      const now = document.getElementById(id);
+      const fresh = doc.getElementById(id);
+      if (now && fresh) now.replaceWith(document.importNode(fresh, true));
+    });
+  }
+
   // Poll the history every second for up to 30 s, until it changes.
   function watchHistory() {
     const before = history ? history.innerHTML : "";
@@ -63,6 +76,7 @@
         }
         const next = document.getElementById("next-run");
         if (next && data.state) next.textContent = data.next || "—";
+        if (data.ok) refreshParts().catch(function () {});
         if (data.ok && form.action.endsWith("/run")) watchHistory();
       } catch (e) {
         result.textContent = "The request failed: " + e;

@@ -1,0 +1,425 @@
+// Package replica runs one schedulerd replica among several sharing a PostgreSQL database.
+//
+// One replica at a time leads: it holds the leadership row (store.Leadership) under a lease with
+// a term, renewed every TTL/3. The leader runs the dispatcher (package dispatch) of its term: it
+// alone computes the schedule, claims occurrences (claims fenced by its term, so that a stale
+// leader's claims are refused by the store), runs their attempts and purges. Every replica serves
+// the API; a change made through any of them is notified to all (store.Notifier, LISTEN/NOTIFY on
+// PostgreSQL) and reaches the leader's dispatcher at once, which reloads the job and drops a claim
+// it made obsolete as it does for its own API. A manual run through a follower is claimed by the
+// follower and handed to the leader by the same notification.
+//
+// A leader that cannot renew steps down (its dispatcher stops claiming) TTL/4 before its lease
+// expires, so no two replicas act in one term; when it dies, another replica takes over once the
+// lease expires (within TTL plus one renewal interval) and resumes every unfinished execution with
+// its execution tag, as a restarted single process does.
+package replica
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
+
+	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/dispatch"
+	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/store"
+	"github.com/schedulerhq/terraform-provider-scheduler/internal/clock"
+)
+
+// DefaultTTL is how long a leadership lasts without renewal.
+const DefaultTTL = 2 * time.Second
+
+// Config configures a Replica.
+type Config struct {
+	Store store.Driver
+	// ID names this replica (default: hostname, process id and a random suffix). Two live
+	// replicas must never share one.
+	ID         string
+	TTL        time.Duration // the leadership's lease (DefaultTTL)
+	Clock      clock.Clock   // for manual runs' times (clock.Real)
+	Logger     *slog.Logger
+	Registerer prometheus.Registerer // scheduler_leader and scheduler_replica_info
+	// NewDispatcher builds the dispatcher of one term: its claims are fenced by term, its
+	// metrics registered on reg, and it calls onStale when the store refuses its term.
+	NewDispatcher func(term int64, reg prometheus.Registerer, onStale func()) (*dispatch.Dispatcher, error)
+}
+
+// Replica is one replica: the api.Dispatcher the API talks to, and a prometheus.Gatherer of the
+// current dispatcher's metrics.
+type Replica struct {
+	cfg      Config
+	log      *slog.Logger
+	notifier store.Notifier // nil: a single process
+	leader   prometheus.Gauge
+
+	mu  sync.Mutex
+	cur *dispatch.Dispatcher
+	reg *prometheus.Registry // the metrics of the current (or last) dispatcher
+
+	listening atomic.Bool
+	stale     chan struct{}
+	resync    chan struct{}
+	changes   chan store.Change
+}
+
+// DefaultID is a replica ID unique to this process.
+func DefaultID() string {
+	host, err := os.Hostname()
+	if err != nil || host == "" {
+		host = "replica"
+	}
+	b := make([]byte, 3)
+	_, _ = rand.Read(b)
+	return fmt.Sprintf("%s-%d-%s", host, os.Getpid(), hex.EncodeToString(b))
+}
+
+// New returns a Replica; it does no I/O.
+func New(cfg Config) (*Replica, error) {
+	if cfg.Store == nil || cfg.NewDispatcher == nil {
+		return nil, errors.New("replica: Store and NewDispatcher are required")
+	}
+	if cfg.ID == "" {
+		cfg.ID = DefaultID()
+	}
+	if cfg.TTL <= 0 {
+		cfg.TTL = DefaultTTL
+	}
+	if cfg.Clock == nil {
+		cfg.Clock = clock.Real{}
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	if cfg.Registerer == nil {
+		cfg.Registerer = prometheus.NewRegistry()
+	}
+	r := &Replica{
+		cfg: cfg, log: cfg.Logger.With("replica", cfg.ID),
+		leader: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "scheduler_leader", Help: "1 on the replica that leads (computes the schedule, claims occurrences, purges), 0 elsewhere.",
+		}),
+		stale: make(chan struct{}, 1), resync: make(chan struct{}, 1), changes: make(chan store.Change, 4096),
+	}
+	r.notifier, _ = cfg.Store.(store.Notifier)
+	info := prometheus.NewGauge(prometheus.GaugeOpts{
+		Name: "scheduler_replica_info", Help: "This replica's id (label replica); always 1.",
+		ConstLabels: prometheus.Labels{"replica": cfg.ID},
+	})
+	info.Set(1)
+	for _, c := range []prometheus.Collector{r.leader, info} {
+		if err := cfg.Registerer.Register(c); err != nil {
+			return nil, fmt.Errorf("replica: metrics: %w", err)
+		}
+	}
+	return r, nil
+}
+
+// ID returns the replica's id.
+func (r *Replica) ID() string { return r.cfg.ID }
+
+// Leading reports whether this replica's dispatcher runs.
+func (r *Replica) Leading() bool { return r.current() != nil }
+
+func (r *Replica) current() *dispatch.Dispatcher {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.cur
+}
+
+// Gather gathers the current (or last) dispatcher's metrics.
+func (r *Replica) Gather() ([]*dto.MetricFamily, error) {
+	r.mu.Lock()
+	reg := r.reg
+	r.mu.Unlock()
+	if reg == nil {
+		return nil, nil
+	}
+	return reg.Gather()
+}
+
+// JobChanged tells the leader (this replica's dispatcher, or the others through the store) that
+// a job changed.
+func (r *Replica) JobChanged(jobID int64) {
+	if d := r.current(); d != nil {
+		d.JobChanged(jobID)
+	}
+	r.notify(store.Change{Kind: store.ChangeJob, ID: jobID})
+}
+
+// CollectionChanged tells the leader that a collection changed.
+func (r *Replica) CollectionChanged(collectionID int64) {
+	if d := r.current(); d != nil {
+		d.CollectionChanged(collectionID)
+	}
+	r.notify(store.Change{Kind: store.ChangeCollection, ID: collectionID})
+}
+
+func (r *Replica) notify(c store.Change) {
+	if r.notifier == nil {
+		return
+	}
+	c.Origin = r.cfg.ID
+	r.changes <- c // the notifier goroutine sends them in order; a full queue holds the API back
+}
+
+// RunNow runs one execution of the job now: on the leader, through its dispatcher; elsewhere the
+// execution is claimed here (durably, before RunNow returns) and handed to the leader. With no
+// leader at the moment, the next one runs it when it starts.
+func (r *Replica) RunNow(ctx context.Context, jobID int64) error {
+	if d := r.current(); d != nil {
+		return d.RunNow(ctx, jobID)
+	}
+	now := r.cfg.Clock.Now()
+	res, err := r.cfg.Store.ExecutionClaimMany(ctx, store.ExecutionClaimManyParams{Now: now, Claims: []store.ExecutionClaim{{
+		Execution: store.Execution{
+			JobID: jobID, Tag: uuid.NewString(), Scheduled: now, Manual: true, Phase: store.ActionMain, DueAt: now, ClaimedAt: now,
+		},
+	}}})
+	if err != nil {
+		return fmt.Errorf("run now: %w", err)
+	}
+	if res[0].Err != nil {
+		return fmt.Errorf("run now: %w", res[0].Err)
+	}
+	if r.notifier != nil {
+		if err := r.notifier.Notify(ctx, store.Change{Kind: store.ChangeExecution, ID: res[0].Execution.ID, Origin: r.cfg.ID}); err != nil {
+			// Claimed all the same: the leader finds it when it next starts.
+			r.log.Warn("manual run claimed, but the leader could not be told", "job_id", jobID, "error", err.Error())
+		}
+	}
+	r.log.Info("manual run claimed for the leader", "job_id", jobID, "execution_tag", res[0].Execution.Tag)
+	return nil
+}
+
+// Ready reports whether the replica serves: the leader once its schedule is loaded, a follower
+// once it listens to changes.
+func (r *Replica) Ready() bool {
+	if d := r.current(); d != nil {
+		return d.Ready()
+	}
+	return r.notifier == nil || r.listening.Load()
+}
+
+// Run takes part in the election and runs the dispatcher while leading, until ctx is done; on
+// return the dispatcher has stopped and the leadership is given up.
+func (r *Replica) Run(ctx context.Context) error {
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	if r.notifier != nil {
+		wg.Go(func() { r.listen(ctx) })
+		wg.Go(func() { r.sendChanges(ctx) })
+	}
+	return r.elect(ctx)
+}
+
+// run is the dispatcher of one term.
+type run struct {
+	term   int64
+	cancel context.CancelFunc
+	done   chan struct{}
+}
+
+func (r *Replica) elect(ctx context.Context) error {
+	var (
+		cur      *run
+		deadline time.Time // when this replica's lease ends, as far as it knows
+		renew    = r.cfg.TTL / 3
+		margin   = r.cfg.TTL / 4
+	)
+	stop := func(why string) {
+		if cur == nil {
+			return
+		}
+		r.log.Info("stepping down", "term", cur.term, "reason", why)
+		cur.cancel()
+		cur = nil
+	}
+	defer func() {
+		term := int64(0)
+		var done chan struct{}
+		if cur != nil {
+			term, done = cur.term, cur.done
+		}
+		stop("shutdown")
+		if done != nil {
+			<-done
+			ctx := context.WithoutCancel(ctx)
+			if err := r.cfg.Store.LeaderResign(ctx, store.LeaderResignParams{Replica: r.cfg.ID, Term: term}); err != nil {
+				r.log.Warn("resigning the leadership", "error", err.Error())
+			}
+		}
+	}()
+	for {
+		if cur != nil {
+			select {
+			case <-cur.done:
+				cur = nil // the dispatcher stopped (its store failed): start again if still leading
+			default:
+			}
+		}
+		start := time.Now()
+		ectx, cancel := context.WithTimeout(ctx, renew)
+		l, err := r.cfg.Store.LeaderElect(ectx, store.LeaderElectParams{Replica: r.cfg.ID, TTL: r.cfg.TTL})
+		cancel()
+		switch {
+		case ctx.Err() != nil:
+			return nil
+		case err != nil:
+			r.log.Warn("leader election", "error", err.Error())
+		case l.Replica == r.cfg.ID:
+			deadline = start.Add(r.cfg.TTL)
+			if cur != nil && cur.term != l.Term {
+				stop("new term")
+			}
+			if cur == nil {
+				r.log.Info("leading", "term", l.Term)
+				cur = r.start(ctx, l.Term, nil)
+			}
+		default:
+			stop("another replica leads: " + l.Replica)
+		}
+		if cur != nil && !time.Now().Before(deadline.Add(-margin)) {
+			stop("the leadership could not be renewed in time")
+		}
+		wait := renew
+		if cur != nil {
+			wait = min(wait, time.Until(deadline.Add(-margin)))
+		}
+		t := time.NewTimer(max(wait, time.Millisecond))
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return nil
+		case <-t.C:
+		case <-r.stale:
+			t.Stop()
+			stop("the store refused this term")
+		case <-r.resync:
+			t.Stop()
+			if cur != nil {
+				// Changes may have been missed while not listening: a new dispatcher of the
+				// same term loads everything again.
+				r.log.Info("reloading the schedule after a gap in notifications", "term", cur.term)
+				prev := cur
+				prev.cancel()
+				cur = r.start(ctx, prev.term, prev.done)
+			}
+		}
+	}
+}
+
+// start runs a dispatcher of term once the previous one (prev) has stopped.
+func (r *Replica) start(ctx context.Context, term int64, prev chan struct{}) *run {
+	dctx, cancel := context.WithCancel(ctx)
+	ru := &run{term: term, cancel: cancel, done: make(chan struct{})}
+	go func() {
+		defer close(ru.done)
+		if prev != nil {
+			<-prev
+		}
+		if dctx.Err() != nil {
+			return
+		}
+		reg := prometheus.NewRegistry()
+		d, err := r.cfg.NewDispatcher(term, reg, func() {
+			select {
+			case r.stale <- struct{}{}:
+			default:
+			}
+		})
+		if err != nil {
+			r.log.Error("dispatcher", "error", err.Error())
+			return
+		}
+		r.mu.Lock()
+		r.cur, r.reg = d, reg
+		r.mu.Unlock()
+		r.leader.Set(1)
+		err = d.Run(dctx)
+		r.leader.Set(0)
+		r.mu.Lock()
+		r.cur = nil
+		r.mu.Unlock()
+		if err != nil && dctx.Err() == nil {
+			r.log.Error("dispatcher stopped", "term", term, "error", err.Error())
+		}
+	}()
+	return ru
+}
+
+// listen passes the changes other replicas notify to this replica's dispatcher, listening again
+// after a failure (and then reloading the schedule: notifications may have been missed).
+func (r *Replica) listen(ctx context.Context) {
+	first := true
+	for ctx.Err() == nil {
+		err := r.notifier.Listen(ctx, func() {
+			r.listening.Store(true)
+			if !first {
+				select {
+				case r.resync <- struct{}{}:
+				default:
+				}
+			}
+			first = false
+		}, r.changed)
+		r.listening.Store(false)
+		if ctx.Err() != nil {
+			return
+		}
+		r.log.Warn("listening to changes", "error", err.Error())
+		t := time.NewTimer(250 * time.Millisecond)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return
+		case <-t.C:
+		}
+	}
+}
+
+func (r *Replica) changed(c store.Change) {
+	if c.Origin == r.cfg.ID {
+		return
+	}
+	d := r.current()
+	if d == nil {
+		return
+	}
+	switch c.Kind {
+	case store.ChangeJob:
+		d.JobChanged(c.ID)
+	case store.ChangeCollection:
+		d.CollectionChanged(c.ID)
+	case store.ChangeExecution:
+		d.ExecutionClaimed(c.ID)
+	}
+}
+
+// sendChanges notifies the changes made through this replica, in order.
+func (r *Replica) sendChanges(ctx context.Context) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case c := <-r.changes:
+			for ctx.Err() == nil {
+				err := r.notifier.Notify(ctx, c)
+				if err == nil {
+					break
+				}
+				r.log.Warn("notifying a change", "kind", c.Kind, "id", c.ID, "error", err.Error())
+				time.Sleep(100 * time.Millisecond)
+			}
+		}
+	}
+}
