@@ -17,9 +17,10 @@ bin="$cache/tofu-$version/tofu"
 
 say() { echo "tofu.sh: $*" >&2; }
 
-# version_of BINARY prints the version the binary reports ("1.12.6"), or nothing.
+# version_of BINARY prints the version the binary reports ("1.12.6"), or nothing. The version line
+# need not come first: tofu prints CLI configuration warnings before it.
 version_of() {
-  "$1" version 2>/dev/null | sed -n '1s/^[A-Za-z]* v\([0-9][0-9.]*\).*/\1/p'
+  "$1" version 2>/dev/null | sed -n 's/^\(OpenTofu\|Terraform\) v\([0-9][0-9.]*\).*/\2/p' | head -n1
 }
 
 # at_least A B: version A >= version B.
