@@ -201,13 +201,16 @@ func (r *Replica) RunNow(ctx context.Context, jobID int64) error {
 	return nil
 }
 
-// Ready reports whether the replica serves: the leader once its schedule is loaded, a follower
-// once it listens to changes.
+// Ready reports whether the replica serves: it listens to changes (when it has a notifier),
+// and, leading, its schedule is loaded.
 func (r *Replica) Ready() bool {
+	if r.notifier != nil && !r.listening.Load() {
+		return false
+	}
 	if d := r.current(); d != nil {
 		return d.Ready()
 	}
-	return r.notifier == nil || r.listening.Load()
+	return true
 }
 
 // Run takes part in the election and runs the dispatcher while leading, until ctx is done; on
@@ -364,7 +367,10 @@ func (r *Replica) listen(ctx context.Context) {
 	for ctx.Err() == nil {
 		err := r.notifier.Listen(ctx, func() {
 			r.listening.Store(true)
-			if !first {
+			// A change notified before this replica listened is missed: a dispatcher that was
+			// already running (leading before the first listen, or across a reconnection)
+			// loads everything again.
+			if !first || r.current() != nil {
 				select {
 				case r.resync <- struct{}{}:
 				default:

@@ -144,7 +144,7 @@ func TestChangeThroughFollowerReachesLeader(t *testing.T) {
 	}))
 	t.Cleanup(target.Close)
 	ra := newReplica(t, st, "a", time.Second)
-	waitFor(t, "a leads", 10*time.Second, ra.Leading)
+	waitFor(t, "a leads, listens and has loaded its schedule", 10*time.Second, func() bool { return ra.Leading() && ra.Ready() })
 	rb := newReplica(t, st, "b", time.Second)
 	waitFor(t, "b listens", 10*time.Second, rb.Ready)
 
