@@ -41,6 +41,11 @@ type Execution struct {
 	Attempt     int       // attempts already made in this phase (the next attempt's retryCount)
 	DueAt       time.Time // when the next attempt is due
 	ClaimedAt   time.Time
+	// Owner is the replica that took the execution to run it ("" until one does: claims are
+	// made unowned) and LeaseUntil when its lease ends unless renewed (zero while unowned). See
+	// Leases.
+	Owner      string
+	LeaseUntil time.Time
 }
 
 // JobGetByIDParams selects one job by its ID.
@@ -100,7 +105,13 @@ type ExecutionListUnfinishedParams struct {
 type AttemptRecord struct {
 	ExecutionID int64
 	JobID       int64
-	History     HistoryEntry // ID is the driver's; JobID and ExecutionID are taken from above
+	// Owner is who made the attempt: the record (a cancellation too) applies only while the
+	// execution's owner is Owner ("" for a single process, whose executions nobody takes), else
+	// it is Gone and nothing is stored. An attempt made by a replica whose lease expired is thus
+	// never recorded: its execution was rescued and runs again, with its tag, under another owner,
+	// whose record alone counts.
+	Owner   string
+	History HistoryEntry // ID is the driver's; JobID and ExecutionID are taken from above
 	// Next is non-zero when the execution goes on: its next attempt (Phase, Attempt) is due then.
 	Next    time.Time
 	Phase   string
@@ -141,6 +152,43 @@ type AttemptRecordResult struct {
 	Previous int64  // the job's Version before the record
 }
 
+// ExecutionTakeParams takes up to Limit unowned executions for Owner: those due at or before
+// DueBefore, earliest due first, or with IDs set exactly those (whatever their due time). Each
+// taken execution's owner becomes Owner and its lease ends Lease after Now. Concurrent takers
+// take disjoint sets and never wait for each other (FOR UPDATE SKIP LOCKED).
+type ExecutionTakeParams struct {
+	Owner     string
+	Limit     int
+	DueBefore time.Time
+	IDs       []int64
+	Lease     time.Duration
+	Now       time.Time
+}
+
+// TakenExecution is an execution as taken, with its job (as JobGetByID reads it).
+type TakenExecution struct {
+	Execution *Execution
+	Job       *Job
+}
+
+// ExecutionLeaseRenewParams pushes the lease of Owner's executions IDs to Lease after Now, or
+// with Release gives them up (unowned again: another taker may take them at once).
+type ExecutionLeaseRenewParams struct {
+	Owner   string
+	IDs     []int64
+	Lease   time.Duration
+	Now     time.Time
+	Release bool
+}
+
+// ExecutionRescueParams re-queues the executions whose lease ended before Now: their owner is
+// cleared, so that any replica takes them again; they keep their ID, tag, phase and attempt.
+// Term > 0 fences it as ExecutionClaimManyParams.Term does.
+type ExecutionRescueParams struct {
+	Now  time.Time
+	Term int64
+}
+
 // HistoryPurgeParams deletes history entries that ended before Before, and those beyond the
 // KeepPerJob most recent executions of each job (0: no such limit): executions are numbered by
 // the job's ExecutionCount (an entry's RepeatCount), so entries whose RepeatCount is at or below
@@ -155,6 +203,21 @@ type JobPurgeFinalParams struct {
 	Before time.Time
 }
 
+// Leases share executions among replicas (river's producer and rescuer): claims are made
+// unowned; an executor takes a batch (ExecutionTake) sized to its free workers, holds each under a
+// lease it renews in batches while the attempts run (ExecutionLeaseRenew), and records them with
+// AttemptRecord.Owner; the leader re-queues the executions of owners that stopped renewing
+// (ExecutionRescue). A single process needs none of this: it runs what it claims, unowned.
+type Leases interface {
+	// ExecutionTake returns the executions taken, earliest due first.
+	ExecutionTake(ctx context.Context, params ExecutionTakeParams) ([]TakenExecution, error)
+	// ExecutionLeaseRenew returns the IDs (of params.IDs) that are no longer Owner's: finished,
+	// deleted, or rescued and perhaps taken by another owner. The caller must not record them.
+	ExecutionLeaseRenew(ctx context.Context, params ExecutionLeaseRenewParams) ([]int64, error)
+	// ExecutionRescue returns how many executions it re-queued.
+	ExecutionRescue(ctx context.Context, params ExecutionRescueParams) (int64, error)
+}
+
 // Dispatch is what the dispatcher needs from a driver beyond the CRUD methods.
 type Dispatch interface {
 	JobGetByID(ctx context.Context, params JobGetByIDParams) (*Job, error)
@@ -166,6 +229,8 @@ type Dispatch interface {
 
 	// AttemptRecordMany records attempts in one transaction; results are in record order.
 	AttemptRecordMany(ctx context.Context, params AttemptRecordManyParams) ([]AttemptRecordResult, error)
+
+	Leases
 
 	// HistoryPurge and JobPurgeFinal return how many rows they deleted.
 	HistoryPurge(ctx context.Context, params HistoryPurgeParams) (int64, error)

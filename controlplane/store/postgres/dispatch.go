@@ -194,23 +194,21 @@ func (d *Driver) claimRun(ctx context.Context, q querier, params store.Execution
 
 // ExecutionListUnfinished pages through the stored executions.
 func (d *Driver) ExecutionListUnfinished(ctx context.Context, params store.ExecutionListUnfinishedParams) ([]*store.Execution, error) {
-	rows, err := d.pool.Query(ctx, `SELECT id, job_id, tag, scheduled, repeat_count, missed, manual, phase, attempt, due_at, claimed_at
-		FROM executions WHERE id > $1 ORDER BY id LIMIT $2`, params.AfterID, limit(params.Limit))
+	rows, err := d.pool.Query(ctx, `SELECT `+executionColumns+` FROM executions e WHERE e.id > $1 ORDER BY e.id LIMIT $2`,
+		params.AfterID, limit(params.Limit))
 	if err != nil {
 		return nil, fmt.Errorf("execution list: %w", err)
 	}
 	defer rows.Close()
 	out := []*store.Execution{}
 	for rows.Next() {
-		var (
-			e                       store.Execution
-			scheduled, due, claimed *time.Time
-		)
-		if err := rows.Scan(&e.ID, &e.JobID, &e.Tag, &scheduled, &e.RepeatCount, &e.Missed, &e.Manual, &e.Phase, &e.Attempt, &due, &claimed); err != nil {
+		e := &store.Execution{}
+		dest, done := executionDest(e)
+		if err := rows.Scan(dest...); err != nil {
 			return nil, fmt.Errorf("execution list: %w", err)
 		}
-		e.Scheduled, e.DueAt, e.ClaimedAt = fromTS(scheduled), fromTS(due), fromTS(claimed)
-		out = append(out, &e)
+		done()
+		out = append(out, e)
 	}
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("execution list: %w", err)
@@ -223,18 +221,20 @@ func (d *Driver) ExecutionListUnfinished(ctx context.Context, params store.Execu
 // inserted, and their jobs' counters and states change when the record changes them (see
 // sqlite's recordChanges). One row per record comes back, in record order. Every part of one
 // statement sees the same snapshot, so "no other execution of the job" leaves out the record's
-// own (deleted by this very statement).
+// own (deleted by this very statement). A record applies only while its execution's owner is the
+// record's (store.AttemptRecord.Owner).
 const recordStatement = `WITH v AS (
 	SELECT * FROM unnest($1::bigint[], $2::bigint[], $3::boolean[], $4::boolean[], $5::boolean[], $6::integer[],
 		$7::timestamptz[], $8::text[], $9::integer[], $10::text[], $11::text[], $12::text[], $13::text[], $14::integer[],
-		$15::integer[], $16::timestamptz[], $17::timestamptz[], $18::timestamptz[])
+		$15::integer[], $16::timestamptz[], $17::timestamptz[], $18::timestamptz[], $20::text[])
 		WITH ORDINALITY AS v(exec_id, job_id, finished, failure, faulted, faulted_after, next_due, phase, attempt,
-			tag, action, status, message, retry, repeat, expected, started, ended, ord)
+			tag, action, status, message, retry, repeat, expected, started, ended, owner, ord)
 ), del AS (
-	DELETE FROM executions e USING v WHERE v.finished AND e.id = v.exec_id AND e.job_id = v.job_id RETURNING e.id
+	DELETE FROM executions e USING v WHERE v.finished AND e.id = v.exec_id AND e.job_id = v.job_id AND e.owner = v.owner
+	RETURNING e.id
 ), nxt AS (
 	UPDATE executions e SET phase = v.phase, attempt = v.attempt, due_at = v.next_due
-	FROM v WHERE NOT v.finished AND e.id = v.exec_id AND e.job_id = v.job_id RETURNING e.id
+	FROM v WHERE NOT v.finished AND e.id = v.exec_id AND e.job_id = v.job_id AND e.owner = v.owner RETURNING e.id
 ), ok AS (
 	SELECT v.* FROM v WHERE v.exec_id IN (SELECT id FROM del UNION ALL SELECT id FROM nxt)
 ), hist AS (
@@ -294,9 +294,9 @@ func (d *Driver) AttemptRecordMany(ctx context.Context, params store.AttemptReco
 }
 
 // cancelStatement deletes a cancelled execution and takes it off its job's executionCount; no
-// row when the execution is gone.
+// row when the execution is gone (or not the record's owner's).
 const cancelStatement = `WITH del AS (
-	DELETE FROM executions WHERE id = $1 AND job_id = $2 RETURNING job_id
+	DELETE FROM executions WHERE id = $1 AND job_id = $2 AND owner = $3 RETURNING job_id
 )
 UPDATE jobs j SET execution_count = j.execution_count - 1, version = j.version + 1
 FROM del WHERE j.id = del.job_id RETURNING j.version, j.state`
@@ -326,7 +326,7 @@ func (d *Driver) recordWithCancels(ctx context.Context, params store.AttemptReco
 				version int64
 				state   string
 			)
-			err := tx.QueryRow(ctx, cancelStatement, r.ExecutionID, r.JobID).Scan(&version, &state)
+			err := tx.QueryRow(ctx, cancelStatement, r.ExecutionID, r.JobID, r.Owner).Scan(&version, &state)
 			switch {
 			case errors.Is(err, pgx.ErrNoRows):
 				out[i] = store.AttemptRecordResult{Gone: true}
@@ -360,11 +360,12 @@ func recordRun(ctx context.Context, q querier, params store.AttemptRecordManyPar
 		faultedAfter, attempts, retry, repeat = make([]int32, n), make([]int32, n), make([]int32, n), make([]int32, n)
 		nextDue, expected, started, ended     = make([]*time.Time, n), make([]*time.Time, n), make([]*time.Time, n), make([]*time.Time, n)
 		phases, tags, actions, statuses, msgs = make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n)
+		owners                                = make([]string, n)
 	)
 	for i := range n {
 		r := params.Records[from+i]
 		h := r.History
-		execIDs[i], jobIDs[i] = r.ExecutionID, r.JobID
+		execIDs[i], jobIDs[i], owners[i] = r.ExecutionID, r.JobID, r.Owner
 		finished[i], failure[i], faulted[i], faultedAfter[i] = r.Finished, r.Failure, r.Finished && r.Faulted, int32(r.FaultedAfter)
 		nextDue[i], phases[i], attempts[i] = ts(r.Next), r.Phase, int32(r.Attempt)
 		tags[i], actions[i], statuses[i], msgs[i] = h.ExecutionTag, h.ActionName, h.Status, h.Message
@@ -372,7 +373,7 @@ func recordRun(ctx context.Context, q querier, params store.AttemptRecordManyPar
 		expected[i], started[i], ended[i] = ts(h.ExpectedExecutionTime), ts(h.StartTime), ts(h.EndTime)
 	}
 	rows, err := q.Query(ctx, recordStatement, execIDs, jobIDs, finished, failure, faulted, faultedAfter, nextDue, phases, attempts,
-		tags, actions, statuses, msgs, retry, repeat, expected, started, ended, ts(params.Now))
+		tags, actions, statuses, msgs, retry, repeat, expected, started, ended, ts(params.Now), owners)
 	if err != nil {
 		return err
 	}

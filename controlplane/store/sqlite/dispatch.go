@@ -197,24 +197,21 @@ func claimBatchOf(n int) string {
 
 // ExecutionListUnfinished pages through the stored executions.
 func (d *Driver) ExecutionListUnfinished(ctx context.Context, params store.ExecutionListUnfinishedParams) ([]*store.Execution, error) {
-	rows, err := d.r.QueryContext(ctx, `SELECT id, job_id, tag, scheduled, repeat_count, missed, manual, phase, attempt, due_at, claimed_at
-		FROM executions WHERE id > ? ORDER BY id LIMIT ?`, params.AfterID, limit(params.Limit))
+	rows, err := d.r.QueryContext(ctx, `SELECT `+executionColumns+` FROM executions e WHERE e.id > ? ORDER BY e.id LIMIT ?`,
+		params.AfterID, limit(params.Limit))
 	if err != nil {
 		return nil, fmt.Errorf("execution list: %w", err)
 	}
 	defer rows.Close()
 	out := []*store.Execution{}
 	for rows.Next() {
-		var (
-			e                       store.Execution
-			scheduled, due, claimed int64
-			manual                  int
-		)
-		if err := rows.Scan(&e.ID, &e.JobID, &e.Tag, &scheduled, &e.RepeatCount, &e.Missed, &manual, &e.Phase, &e.Attempt, &due, &claimed); err != nil {
+		e := &store.Execution{}
+		dest, done := executionDest(e)
+		if err := rows.Scan(dest...); err != nil {
 			return nil, fmt.Errorf("execution list: %w", err)
 		}
-		e.Scheduled, e.DueAt, e.ClaimedAt, e.Manual = fromNanos(scheduled), fromNanos(due), fromNanos(claimed), manual != 0
-		out = append(out, &e)
+		done()
+		out = append(out, e)
 	}
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("execution list: %w", err)
@@ -236,22 +233,22 @@ func historyInsertOf(n int) string {
 	return historyInsert + strings.TrimSuffix(strings.Repeat(historyRow+", ", n), ", ")
 }
 
-// deleteExecutions deletes the executions the finished records end, a chunk per statement, and
-// returns which of them existed.
+// deleteExecutions deletes the executions the finished records end (those of the record's
+// owner), a chunk per statement, and returns which of them existed.
 func (d *Driver) deleteExecutions(ctx context.Context, tx *sql.Tx, records []store.AttemptRecord) (map[int64]bool, error) {
-	var pairs []any
+	var triples []any
 	for _, r := range records {
 		if r.Finished {
-			pairs = append(pairs, r.ExecutionID, r.JobID)
+			triples = append(triples, r.ExecutionID, r.JobID, r.Owner)
 		}
 	}
-	existed := make(map[int64]bool, len(pairs)/2)
-	for len(pairs) > 0 {
-		n := min(len(pairs)/2, historyChunk)
-		chunk := pairs[:2*n]
-		pairs = pairs[2*n:]
-		q := `DELETE FROM executions WHERE (id, job_id) IN (VALUES ` +
-			strings.TrimSuffix(strings.Repeat("(?, ?), ", n), ", ") + `) RETURNING id`
+	existed := make(map[int64]bool, len(triples)/3)
+	for len(triples) > 0 {
+		n := min(len(triples)/3, historyChunk)
+		chunk := triples[:3*n]
+		triples = triples[3*n:]
+		q := `DELETE FROM executions WHERE (id, job_id, owner) IN (VALUES ` +
+			strings.TrimSuffix(strings.Repeat("(?, ?, ?), ", n), ", ") + `) RETURNING id`
 		rows, err := tx.QueryContext(ctx, q, chunk...)
 		if err != nil {
 			return nil, fmt.Errorf("execution delete: %w", err)
@@ -375,7 +372,7 @@ var writerStatements = map[string]string{
 	"claim.insert64":   executionInsertOf(historyChunk),
 	"claim.batch64":    claimBatchOf(historyChunk),
 	"record.batch64":   recordBatchOf(historyChunk),
-	"record.next":      `UPDATE executions SET phase = ?, attempt = ?, due_at = ? WHERE id = ? AND job_id = ? RETURNING id`,
+	"record.next":      `UPDATE executions SET phase = ?, attempt = ?, due_at = ? WHERE id = ? AND job_id = ? AND owner = ? RETURNING id`,
 	"record.history64": historyInsertOf(historyChunk),
 	"record.job": `UPDATE jobs SET failure_count = failure_count + ?1, faulted_count = faulted_count + ?2,
 		consecutive_faults = CASE WHEN ?2 THEN consecutive_faults + 1 WHEN ?3 THEN 0 ELSE consecutive_faults END,
@@ -429,7 +426,7 @@ func (d *Driver) AttemptRecordMany(ctx context.Context, params store.AttemptReco
 				}
 			} else {
 				var id int64
-				err = next.QueryRowContext(ctx, r.Phase, r.Attempt, nanos(r.Next), r.ExecutionID, r.JobID).Scan(&id)
+				err = next.QueryRowContext(ctx, r.Phase, r.Attempt, nanos(r.Next), r.ExecutionID, r.JobID, r.Owner).Scan(&id)
 			}
 			if errors.Is(err, sql.ErrNoRows) {
 				out[i] = store.AttemptRecordResult{Gone: true}

@@ -63,8 +63,8 @@ func TestReopenKeepsDataAndSchemaVersion(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if v != 6 {
-		t.Fatalf("schema version = %d, want 6", v)
+	if v != 7 {
+		t.Fatalf("schema version = %d, want 7", v)
 	}
 	c, err := d2.CollectionGet(ctx, store.CollectionGetParams{Key: key})
 	if err != nil {
@@ -91,7 +91,7 @@ func TestOpenRefusesNewerSchema(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err = sqlite.Open(ctx, path)
-	if err == nil || !strings.Contains(err.Error(), "schema version 99 is newer than this binary's 6") {
+	if err == nil || !strings.Contains(err.Error(), "schema version 99 is newer than this binary's 7") {
 		t.Fatalf("open of a newer schema: err = %v", err)
 	}
 }
@@ -122,8 +122,8 @@ func TestOpenUpgradesAnOlderSchema(t *testing.T) {
 		t.Fatalf("open of a version 1 file: %v", err)
 	}
 	defer func() { _ = d.Close() }()
-	if v, err := d.SchemaVersion(ctx); err != nil || v != 6 {
-		t.Fatalf("schema version = %d, %v; want 6 (0005 is the secrets key check)", v, err)
+	if v, err := d.SchemaVersion(ctx); err != nil || v != 7 {
+		t.Fatalf("schema version = %d, %v; want 7 (0007 is the executions' leases)", v, err)
 	}
 	c, err := d.CollectionGet(ctx, store.CollectionGetParams{Key: store.CollectionKey{Subscription: "S", ResourceGroup: "RG", Name: "old"}})
 	if err != nil || c.Key.Name != "Old" {

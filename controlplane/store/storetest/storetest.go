@@ -54,6 +54,11 @@ func Run(t *testing.T, newDriver func(t *testing.T) store.Driver) {
 		{"ClaimRace", testClaimRace},
 		{"LeaderTermExpiry", testLeaderTermExpiry},
 		{"StaleLeaderRefused", testStaleLeaderRefused},
+		{"ExecutionTake", testExecutionTake},
+		{"ExecutionTakeRace", testExecutionTakeRace},
+		{"LeaseExpiresAndIsRescued", testLeaseExpiresAndIsRescued},
+		{"LeaseRelease", testLeaseRelease},
+		{"RescueFenced", testRescueFenced},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
