@@ -411,21 +411,36 @@ func (r *Replica) changed(c store.Change) {
 	}
 }
 
-// sendChanges notifies the changes made through this replica, in order.
+// maxNotify bounds the changes sent in one notification round trip.
+const maxNotify = 1024
+
+// sendChanges notifies the changes made through this replica, in order: those queued together in
+// one round trip (a burst of API writes costs one commit, not one each).
 func (r *Replica) sendChanges(ctx context.Context) {
+	batch := make([]store.Change, 0, maxNotify)
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case c := <-r.changes:
-			for ctx.Err() == nil {
-				err := r.notifier.Notify(ctx, c)
-				if err == nil {
-					break
-				}
-				r.log.Warn("notifying a change", "kind", c.Kind, "id", c.ID, "error", err.Error())
-				time.Sleep(100 * time.Millisecond)
+			batch = append(batch[:0], c)
+		}
+	drain:
+		for len(batch) < maxNotify {
+			select {
+			case c := <-r.changes:
+				batch = append(batch, c)
+			default:
+				break drain
 			}
+		}
+		for ctx.Err() == nil {
+			err := r.notifier.Notify(ctx, batch...)
+			if err == nil {
+				break
+			}
+			r.log.Warn("notifying changes", "changes", len(batch), "first_kind", batch[0].Kind, "first_id", batch[0].ID, "error", err.Error())
+			time.Sleep(100 * time.Millisecond)
 		}
 	}
 }

@@ -59,10 +59,10 @@ const (
 )
 
 // Notifier is implemented by drivers shared by several processes (PostgreSQL): Notify tells
-// every process listening about a change, and Listen calls fn for each change notified (by any
-// process, this one included) until ctx is done. It returns when ctx is done or the listening
+// every process listening about changes (in order, in one round trip), and Listen calls fn for
+// each change notified (by any process, this one included) until ctx is done. It returns when ctx is done or the listening
 // connection fails (the caller listens again, and reloads what it may have missed).
 type Notifier interface {
-	Notify(ctx context.Context, c Change) error
+	Notify(ctx context.Context, changes ...Change) error
 	Listen(ctx context.Context, ready func(), fn func(Change)) error
 }

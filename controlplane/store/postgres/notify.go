@@ -11,9 +11,18 @@ import (
 	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/store"
 )
 
-// Notify tells every replica listening on this schema's channel about a change ("kind:id:origin").
-func (d *Driver) Notify(ctx context.Context, c store.Change) error {
-	if _, err := d.pool.Exec(ctx, `SELECT pg_notify($1, $2)`, d.channel, c.Kind+":"+strconv.FormatInt(c.ID, 10)+":"+c.Origin); err != nil {
+// Notify tells every replica listening on this schema's channel about changes ("kind:id:origin"),
+// in order, in one statement: one round trip and one commit for all of them (a transaction that
+// notifies is committed like one that writes: a WAL flush each).
+func (d *Driver) Notify(ctx context.Context, changes ...store.Change) error {
+	if len(changes) == 0 {
+		return nil
+	}
+	payloads := make([]string, len(changes))
+	for i, c := range changes {
+		payloads[i] = c.Kind + ":" + strconv.FormatInt(c.ID, 10) + ":" + c.Origin
+	}
+	if _, err := d.pool.Exec(ctx, `SELECT pg_notify($1, p) FROM unnest($2::text[]) AS p`, d.channel, payloads); err != nil {
 		return fmt.Errorf("notify: %w", err)
 	}
 	return nil

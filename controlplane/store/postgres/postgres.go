@@ -35,7 +35,8 @@ var migrations embed.FS
 // Driver is a store.Driver on a PostgreSQL database.
 type Driver struct {
 	pool    *pgxpool.Pool
-	channel string // the NOTIFY channel of this schema
+	channel string   // the NOTIFY channel of this schema
+	puts    putQueue // job writes that may create, committed in groups (jobput.go)
 }
 
 var (
@@ -57,8 +58,21 @@ func Open(ctx context.Context, url string) (*Driver, error) {
 	if cfg.MaxConns < 8 {
 		cfg.MaxConns = 8
 	}
+	return OpenConfig(ctx, cfg)
+}
+
+// OpenConfig is Open with a pool configuration already parsed (a test sets a tracer on it).
+func OpenConfig(ctx context.Context, cfg *pgxpool.Config) (*Driver, error) {
 	if cfg.ConnConfig.RuntimeParams["application_name"] == "" {
 		cfg.ConnConfig.RuntimeParams["application_name"] = "schedulerd"
+	}
+	// Every statement is prepared once per connection (pgx's statement cache) and then planned
+	// once: with the default (auto), PostgreSQL plans many of these statements again at every
+	// execution (their "$n = 0 OR ..." conditions make a custom plan look cheaper), which cost
+	// about a third of a job write's time on the server. The generic plans are the ones wanted
+	// anyway: index lookups by key, arrays of unknown length unnested. A URL's own setting wins.
+	if cfg.ConnConfig.RuntimeParams["plan_cache_mode"] == "" {
+		cfg.ConnConfig.RuntimeParams["plan_cache_mode"] = "force_generic_plan"
 	}
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {

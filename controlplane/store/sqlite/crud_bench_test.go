@@ -2,6 +2,8 @@ package sqlite_test
 
 import (
 	"fmt"
+	"runtime"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -87,4 +89,35 @@ func BenchmarkJobPutReplace(b *testing.B) {
 			b.Fatalf("replace: created=%v err=%v", created, err)
 		}
 	}
+}
+
+// BenchmarkJobPutCreate32 measures PUTs that create jobs in one collection from 32 concurrent
+// clients (schedbench's default), as the API makes them.
+func BenchmarkJobPutCreate32(b *testing.B) {
+	d := openB(b)
+	ctx := b.Context()
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	ck := crudCollection(b, d, now)
+	var next atomic.Int64
+	b.SetParallelism(max(1, 32/runtime.GOMAXPROCS(0)))
+	b.ReportAllocs()
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			j := crudJob(ck, fmt.Sprintf("job-%08d", next.Add(1)), now)
+			if _, err := d.CollectionGet(ctx, store.CollectionGetParams{Key: ck}); err != nil {
+				b.Error(err)
+				return
+			}
+			if _, err := d.JobGet(ctx, store.JobGetParams{Key: j.Key}); err == nil {
+				b.Error("job exists before its create")
+				return
+			}
+			if _, created, err := d.JobPut(ctx, store.JobPutParams{Job: j, MaxJobs: 1000000, Now: now}); err != nil || !created {
+				b.Errorf("create: created=%v err=%v", created, err)
+				return
+			}
+		}
+	})
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "PUT/s")
 }

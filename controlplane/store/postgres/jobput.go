@@ -1,0 +1,302 @@
+package postgres
+
+import (
+	"cmp"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/store"
+)
+
+// A job write is one statement (jobPutStatement): it reads the collection, locks its row when
+// the write may create a job (the job count it keeps is the quota), creates or replaces the job
+// under the conditions of store.JobPutParams, and answers what happened, without an error for an
+// expected outcome (absent collection, conflict, quota). Concurrent writes that may create are
+// committed together (putQueue): one round trip (a pipeline of these statements, one implicit
+// transaction) and one commit, so one WAL flush, for the whole group, and the collection row
+// stays locked for one commit instead of once per job. Writes conditional on a version
+// (ExpectVersion > 0, replacing an existing job) lock no collection and run on their own: one
+// statement, one round trip.
+
+// jobPutHead, the lock and jobPutTail make jobPutStatement. Parameters: $1..$3 the collection's
+// key, $4 the job's name and $5 its key, $6 properties, $7 state, $8 now, $9..$14 the status,
+// $15 ExpectVersion, $16 MaxJobs, $17 whether an existing job is replaced (false in a group: a
+// replace there would lock a job row, so it is left to run on its own, in its own transaction).
+const jobPutHead = `WITH c AS (
+	SELECT id, subscription, resource_group, name, state, job_count FROM collections
+	WHERE sub_key = $1::text AND rg_key = $2::text AND name_key = $3::text `
+
+const jobPutTail = `
+), old AS (
+	SELECT j.id, j.version FROM jobs j JOIN c ON j.collection_id = c.id WHERE j.name_key = $5::text
+), ins AS (
+	INSERT INTO jobs (collection_id, name, name_key, properties, state, created_at, updated_at, version,
+		execution_count, failure_count, faulted_count, consecutive_faults, last_execution_time, next_execution_time, final_at)
+	SELECT c.id, $4::text, $5::text, $6::text, $7::text, $8::timestamptz, $8::timestamptz, 1,
+		$9::integer, $10::integer, $11::integer, $12::integer, $13::timestamptz, $14::timestamptz,
+		CASE WHEN $7::text IN ('Completed', 'Faulted') THEN $8::timestamptz END
+	FROM c WHERE $15::bigint = 0 AND NOT EXISTS (SELECT 1 FROM old) AND ($16::integer = 0 OR c.job_count < $16::integer)
+	ON CONFLICT (collection_id, name_key) DO NOTHING
+	RETURNING true AS created, id, name, state, created_at, updated_at, version, execution_count, failure_count,
+		faulted_count, consecutive_faults, last_execution_time, next_execution_time
+), upd AS (
+	UPDATE jobs j SET properties = $6::text, state = $7::text, updated_at = $8::timestamptz, version = j.version + 1,
+		execution_count = $9::integer, failure_count = $10::integer, faulted_count = $11::integer,
+		consecutive_faults = $12::integer, last_execution_time = $13::timestamptz, next_execution_time = $14::timestamptz,
+		final_at = CASE WHEN $7::text IN ('Completed', 'Faulted') THEN
+			CASE WHEN j.state IN ('Completed', 'Faulted') AND j.final_at IS NOT NULL THEN j.final_at ELSE $8::timestamptz END END
+	FROM old WHERE $17::boolean AND j.id = old.id AND ($15::bigint = 0 OR j.version = $15::bigint)
+	RETURNING false AS created, j.id, j.name, j.state, j.created_at, j.updated_at, j.version, j.execution_count,
+		j.failure_count, j.faulted_count, j.consecutive_faults, j.last_execution_time, j.next_execution_time
+), w AS (
+	SELECT * FROM ins UNION ALL SELECT * FROM upd
+)
+SELECT c.id, c.subscription, c.resource_group, c.name, c.state, c.job_count, (SELECT version FROM old),
+	w.created, w.id, w.name, w.state, w.created_at, w.updated_at, w.version, w.execution_count, w.failure_count,
+	w.faulted_count, w.consecutive_faults, w.last_execution_time, w.next_execution_time
+FROM c LEFT JOIN w ON true`
+
+// jobPutStatement may create: the collection's row is locked (FOR NO KEY UPDATE, as the job
+// count's trigger locks it; foreign key checks, KEY SHARE, do not wait for it).
+// jobReplaceStatement only replaces (ExpectVersion > 0): it locks no collection.
+const (
+	jobPutStatement     = jobPutHead + `FOR NO KEY UPDATE` + jobPutTail
+	jobReplaceStatement = jobPutHead + jobPutTail
+)
+
+// putOutcome is what one statement did, when it wrote nothing: the request fails with its
+// error, or runs again on its own.
+type putOutcome int
+
+const (
+	putDone  putOutcome = iota // written, or failed with an error of store's
+	putAlone                   // the job exists and the statement left it alone: replace it on its own
+	putRaced                   // a concurrent write changed what the statement saw: run it again
+)
+
+// maxPutRaces bounds how often a write runs again after racing others.
+const maxPutRaces = 3
+
+// jobPutArgs are jobPutStatement's arguments.
+func jobPutArgs(p store.JobPutParams, body string, replace bool) []any {
+	j, st := p.Job, p.Job.Status
+	c := j.Key.CollectionKey
+	return []any{key(c.Subscription), key(c.ResourceGroup), key(c.Name), j.Key.Name, key(j.Key.Name), body, j.State, p.Now,
+		st.ExecutionCount, st.FailureCount, st.FaultedCount, st.ConsecutiveFaults, ts(st.LastExecutionTime), ts(st.NextExecutionTime),
+		max(p.ExpectVersion, 0), int32(min(max(p.MaxJobs, 0), 1<<31-1)), replace}
+}
+
+// scanPut reads jobPutStatement's answer: the job written and whether it was created, or the
+// outcome and error of a statement that wrote nothing. The job's properties are left to the
+// caller (they are what it wrote).
+func scanPut(row pgx.Row, p store.JobPutParams, replace bool) (*store.Job, bool, putOutcome, error) {
+	var (
+		j                          store.Job
+		jobs                       int64
+		oldVersion, id, version    *int64
+		created                    *bool
+		name, state                *string
+		createdAt, updatedAt       *time.Time
+		last, next                 *time.Time
+		execs, fails, faults, cons *int
+	)
+	err := row.Scan(&j.CollectionID, &j.Key.Subscription, &j.Key.ResourceGroup, &j.Key.CollectionKey.Name, &j.CollectionState, &jobs,
+		&oldVersion, &created, &id, &name, &state, &createdAt, &updatedAt, &version, &execs, &fails, &faults, &cons, &last, &next)
+	k := p.Job.Key
+	switch {
+	case errors.Is(err, pgx.ErrNoRows):
+		return nil, false, putDone, fmt.Errorf("collection %s: %w", k.CollectionKey.Name, store.ErrNotFound)
+	case err != nil:
+		return nil, false, putDone, err
+	case created != nil:
+		j.ID, j.Key.Name, j.State, j.Version = *id, *name, *state, *version
+		j.CreatedAt, j.UpdatedAt = fromTS(createdAt), fromTS(updatedAt)
+		j.Status = store.JobStatus{ExecutionCount: *execs, FailureCount: *fails, FaultedCount: *faults, ConsecutiveFaults: *cons,
+			LastExecutionTime: fromTS(last), NextExecutionTime: fromTS(next)}
+		return &j, *created, putDone, nil
+	case oldVersion == nil && p.ExpectVersion > 0:
+		return nil, false, putDone, fmt.Errorf("job %s: expected version %d, found none: %w", k.Name, p.ExpectVersion, store.ErrConflict)
+	case oldVersion == nil && p.MaxJobs > 0 && jobs >= int64(p.MaxJobs):
+		return nil, false, putDone, fmt.Errorf("collection %s holds %d jobs, the maximum is %d: %w", k.CollectionKey.Name, jobs, p.MaxJobs, store.ErrQuota)
+	case oldVersion == nil:
+		return nil, false, putRaced, nil // created meanwhile by another transaction (ON CONFLICT)
+	case !replace:
+		return nil, false, putAlone, nil
+	case p.ExpectVersion > 0 && p.ExpectVersion != *oldVersion:
+		return nil, false, putDone, fmt.Errorf("job %s: expected version %d, found %d: %w", k.Name, p.ExpectVersion, *oldVersion, store.ErrConflict)
+	case p.ExpectVersion > 0:
+		return nil, false, putDone, fmt.Errorf("job %s: expected version %d, changed meanwhile: %w", k.Name, p.ExpectVersion, store.ErrConflict)
+	default:
+		return nil, false, putRaced, nil // deleted meanwhile
+	}
+}
+
+// JobPut creates or replaces a job (see the comment at the top of this file).
+func (d *Driver) JobPut(ctx context.Context, params store.JobPutParams) (*store.Job, bool, error) {
+	props := params.Job.Properties
+	props.Status = nil
+	body, err := json.Marshal(props)
+	if err != nil {
+		return nil, false, fmt.Errorf("job put: properties: %w", err)
+	}
+	r := &putRequest{ctx: ctx, params: params, body: string(body)}
+	if params.ExpectVersion > 0 {
+		d.jobPutAlone(ctx, r)
+	} else {
+		r.wake = make(chan struct{}, 1)
+		d.puts.run(d, r)
+	}
+	if r.err != nil {
+		return nil, false, fmt.Errorf("job put: %w", r.err)
+	}
+	if err := json.Unmarshal(body, &r.out.Properties); err != nil {
+		return nil, false, fmt.Errorf("job put: job %d properties: %w", r.out.ID, err)
+	}
+	return r.out, r.created, nil
+}
+
+// jobPutAlone runs one write as a statement of its own (one round trip, committed by itself),
+// again when a concurrent write raced it.
+func (d *Driver) jobPutAlone(ctx context.Context, r *putRequest) {
+	sql := jobPutStatement
+	if r.params.ExpectVersion > 0 {
+		sql = jobReplaceStatement
+	}
+	for range maxPutRaces {
+		var outcome putOutcome
+		r.out, r.created, outcome, r.err = scanPut(d.pool.QueryRow(ctx, sql, jobPutArgs(r.params, r.body, true)...), r.params, true)
+		if outcome != putRaced {
+			return
+		}
+	}
+	r.out, r.err = nil, fmt.Errorf("job %s: changed concurrently %d times: %w", r.params.Job.Key.Name, maxPutRaces, store.ErrConflict)
+}
+
+// putQueue commits concurrent writes that may create jobs together (group commit), as the
+// SQLite driver does: the first caller to find no group running leads; it takes every request
+// queued, runs them in one implicit transaction (one pipelined round trip), hands the lead to the
+// first request queued meanwhile, then wakes the requests it ran.
+type putQueue struct {
+	mu      sync.Mutex
+	pending []*putRequest
+	busy    bool // a leader is running a group
+}
+
+// putRequest is one JobPut waiting for its group.
+type putRequest struct {
+	ctx    context.Context // the caller's, checked when its group starts
+	params store.JobPutParams
+	body   string
+
+	out     *store.Job // properties left to the caller
+	created bool
+	err     error
+
+	lead bool          // set (under putQueue.mu) when the request is to lead the next group
+	wake chan struct{} // receives once: the result is ready, or lead is set
+}
+
+// maxPutGroup bounds the requests of one transaction.
+const maxPutGroup = 256
+
+func (q *putQueue) run(d *Driver, r *putRequest) {
+	q.mu.Lock()
+	q.pending = append(q.pending, r)
+	lead := !q.busy
+	q.busy = true
+	q.mu.Unlock()
+	if !lead {
+		<-r.wake
+		if !r.lead {
+			return
+		}
+	}
+	q.mu.Lock()
+	n := min(len(q.pending), maxPutGroup)
+	group := q.pending[:n:n]
+	q.pending = q.pending[n:]
+	q.mu.Unlock()
+
+	d.jobPutGroup(group)
+
+	q.mu.Lock()
+	var next *putRequest
+	if len(q.pending) > 0 {
+		next = q.pending[0]
+		next.lead = true
+	} else {
+		q.busy = false
+	}
+	q.mu.Unlock()
+	if next != nil {
+		next.wake <- struct{}{}
+	}
+	for _, g := range group {
+		if g != r {
+			g.wake <- struct{}{}
+		}
+	}
+}
+
+// jobPutGroup runs a group. A request whose context is done is skipped. A group of one is a
+// statement on its own. A larger group is one implicit transaction, its statements in the order
+// of the collections' keys (so that groups of several replicas lock collection rows in one order
+// and never deadlock) and, within a collection, in the order they came. A request whose job
+// exists, or whose statement raced another transaction, runs again on its own after the group.
+// An error of any statement rolls the group back: each request then runs on its own, so that
+// only the one at fault fails.
+func (d *Driver) jobPutGroup(group []*putRequest) {
+	live := make([]*putRequest, 0, len(group))
+	for _, r := range group {
+		r.out, r.created, r.err = nil, false, r.ctx.Err()
+		if r.err == nil {
+			live = append(live, r)
+		}
+	}
+	// The transaction serves every request: no single caller's cancellation may stop it.
+	ctx := context.WithoutCancel(group[0].ctx)
+	if len(live) <= 1 {
+		for _, r := range live {
+			d.jobPutAlone(ctx, r)
+		}
+		return
+	}
+	slices.SortStableFunc(live, func(a, b *putRequest) int {
+		x, y := a.params.Job.Key.CollectionKey, b.params.Job.Key.CollectionKey
+		return cmp.Or(cmp.Compare(key(x.Subscription), key(y.Subscription)), cmp.Compare(key(x.ResourceGroup), key(y.ResourceGroup)),
+			cmp.Compare(key(x.Name), key(y.Name)))
+	})
+	b := &pgx.Batch{}
+	for _, r := range live {
+		b.Queue(jobPutStatement, jobPutArgs(r.params, r.body, false)...)
+	}
+	var again []*putRequest
+	err := func() error {
+		res := d.pool.SendBatch(ctx, b)
+		for _, r := range live {
+			var outcome putOutcome
+			r.out, r.created, outcome, r.err = scanPut(res.QueryRow(), r.params, false)
+			switch {
+			case outcome != putDone:
+				again = append(again, r)
+			case r.err != nil && !errors.Is(r.err, store.ErrNotFound) && !errors.Is(r.err, store.ErrConflict) && !errors.Is(r.err, store.ErrQuota):
+				_ = res.Close()
+				return r.err
+			}
+		}
+		return res.Close() // the commit's error, if any
+	}()
+	if err != nil {
+		again = live
+	}
+	for _, r := range again {
+		d.jobPutAlone(ctx, r)
+	}
+}
