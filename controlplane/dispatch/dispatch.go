@@ -17,6 +17,18 @@
 // Occurrences claimed ahead (Lookahead) take no room, so that a burst due at one instant is
 // claimed in full before it is due, but none is claimed while there is no room left.
 //
+// Replicas sharing a store (package replica) split this work by Role. The leader's dispatcher
+// (RoleScheduler) schedules and claims, fenced by its term, as above, but claims executions
+// unowned and runs none; every replica's executor (RoleExecutor) takes executions (owner and
+// lease, store.Leases) in batches sized to its free workers, ahead of their due time, holds them
+// until due, runs their attempts, renews their leases in batches and records them as their owner.
+// The leader also rescues the executions whose owner's lease ended (a replica that died or lost
+// the database): their owner is cleared and another executor takes them, with their execution
+// tag. An attempt in flight on a replica that dies thus runs again, with the same tag, once its
+// lease ended; a record from an owner that lost its lease is not applied. A single process
+// (RoleSingle) runs what it claims itself: no lease, no round trip per attempt beyond the
+// batches.
+//
 // Delivery is at-least-once: an occurrence is claimed durably (as a store.Execution with its
 // execution tag) before its first attempt, and the execution is deleted only in the transaction
 // that records its last attempt. Retries are the execution's DueAt, stored, not sleeps. On start
@@ -99,6 +111,24 @@ const (
 	DefaultRetention        = 60 * 24 * time.Hour
 	DefaultHistoryKeep      = 1000
 	DefaultLoadPage         = 1000
+	DefaultLease            = 5 * time.Second
+	DefaultPoll             = time.Second
+)
+
+// Role is what a dispatcher does among replicas sharing a store.
+type Role int
+
+const (
+	// RoleSingle is the only process on its store: it schedules, claims, runs what it claims
+	// itself (unowned: no lease) and resumes every unfinished execution when it starts.
+	RoleSingle Role = iota
+	// RoleScheduler is the leader's: it schedules and claims (fenced by Term) unowned
+	// executions, cancels the claims a change made obsolete while no executor has taken them,
+	// rescues the executions whose lease ended and purges. It runs no attempt.
+	RoleScheduler
+	// RoleExecutor is every replica's: it takes executions as Owner, sized to its free workers,
+	// holds them until due, runs their attempts, renews their leases and records them.
+	RoleExecutor
 )
 
 // Config configures a Dispatcher. Store, Secrets are required; the rest have defaults.
@@ -149,6 +179,20 @@ type Config struct {
 	Term        int64
 	OnStaleTerm func()
 
+	// Role, Owner, Lease and Poll share executions among replicas (see Role; zero: RoleSingle).
+	// Owner names this replica (RoleExecutor: required). Lease is how long an execution stays
+	// an executor's without renewal (DefaultLease; renewed every Lease/3): an executor that dies
+	// has its executions run elsewhere about Lease after its last renewal. Poll is how often an
+	// executor looks for executions when not woken, and how often the scheduler rescues
+	// (DefaultPoll).
+	Role  Role
+	Owner string
+	Lease time.Duration
+	Poll  time.Duration
+	// OnTakeable, when set (RoleScheduler), is called after claims or a rescue left executions
+	// to take: the replica wakes the executors (Wake).
+	OnTakeable func()
+
 	// OnRecord, when set, is called after each attempt record is committed (tests, tracing).
 	OnRecord func(store.AttemptRecord, store.AttemptRecordResult)
 	// OnPurge, when set, is called after each purge with the history entries and jobs deleted.
@@ -177,6 +221,13 @@ type Dispatcher struct {
 	// manual holds the execution tag of each job's manual run in flight.
 	manualMu sync.Mutex
 	manual   map[int64]string
+	// RoleExecutor: owned holds the executions this executor owns (taken, not finished); waiting
+	// counts those taken and not started yet; takeWake wakes the taker, starved says the last
+	// take was cut short by capacity (a freed worker wakes it).
+	owned    ownedSet
+	waiting  atomic.Int64
+	takeWake chan struct{}
+	starved  atomic.Bool
 }
 
 // RunInFlightError is RunNow's answer when the job's previous manual run has not ended: a job
@@ -242,6 +293,15 @@ func New(cfg Config) (*Dispatcher, error) {
 	if cfg.Registerer == nil {
 		cfg.Registerer = prometheus.NewRegistry()
 	}
+	if cfg.Lease <= 0 {
+		cfg.Lease = DefaultLease
+	}
+	if cfg.Poll <= 0 {
+		cfg.Poll = DefaultPoll
+	}
+	if cfg.Role == RoleExecutor && cfg.Owner == "" {
+		return nil, errors.New("dispatch: an executor needs an Owner")
+	}
 	d := &Dispatcher{
 		cfg:   cfg,
 		store: cfg.Store,
@@ -253,9 +313,11 @@ func New(cfg Config) (*Dispatcher, error) {
 			OAuthAuthority: cfg.OAuthAuthority, StorageQueueEndpoint: cfg.StorageQueueEndpoint, ServiceBus: cfg.ServiceBus,
 			Logger: cfg.Logger,
 		}),
-		tasks:  newTaskQueue(cfg.TargetConcurrency),
-		manual: map[int64]string{},
-		ops:    make(chan op, 4*cfg.BatchSize),
+		tasks:    newTaskQueue(cfg.TargetConcurrency),
+		manual:   map[int64]string{},
+		ops:      make(chan op, 4*cfg.BatchSize),
+		owned:    ownedSet{ids: map[int64]struct{}{}},
+		takeWake: make(chan struct{}, 1),
 	}
 	d.inbox.wake = make(chan struct{}, 1)
 	d.tasks.freed = func() {
@@ -265,10 +327,13 @@ func New(cfg Config) (*Dispatcher, error) {
 			default:
 			}
 		}
+		if d.starved.Load() { // the taker waits for capacity
+			d.Wake()
+		}
 	}
-	m, err := newMetrics(cfg.Registerer, func() float64 {
+	m, err := newMetrics(cfg.Registerer, cfg.Role, func() float64 {
 		return float64(d.tasks.len()) + float64(d.pendingClaims.Load()) + float64(d.parked.Load())
-	})
+	}, func() float64 { return float64(d.tasks.runningNow()) })
 	if err != nil {
 		return nil, fmt.Errorf("dispatch: metrics: %w", err)
 	}
@@ -297,9 +362,19 @@ func (d *Dispatcher) ExecutionClaimed(executionID int64) {
 	d.inbox.post(event{kind: evExecutionClaimed, id: executionID})
 }
 
+// Wake tells an executor that executions wait to be taken (claimed or rescued by the leader).
+func (d *Dispatcher) Wake() {
+	select {
+	case d.takeWake <- struct{}{}:
+	default:
+	}
+}
+
 // RunNow runs one execution of the job now, whatever its schedule ("run now"). The execution is
 // claimed durably before RunNow returns; it counts as an execution of the job. It returns
-// store.ErrNotFound (wrapped) when the job does not exist.
+// store.ErrNotFound (wrapped) when the job does not exist. An executor claims it unowned and takes
+// it at once: it runs here (another replica's taker may take it first: it then runs there, and
+// the one-run-in-flight rule does not follow it).
 func (d *Dispatcher) RunNow(ctx context.Context, jobID int64) error {
 	tag := uuid.NewString()
 	d.manualMu.Lock()
@@ -335,8 +410,26 @@ func (d *Dispatcher) RunNow(ctx context.Context, jobID int64) error {
 	e := res[0].Execution
 	d.inbox.post(event{kind: evClaimedElsewhere, id: jobID, prev: j.Version, version: res[0].Version, count: e.RepeatCount})
 	d.log.Info("manual run claimed", "job_id", jobID, "execution_tag", e.Tag)
+	if d.cfg.Role == RoleExecutor {
+		taken, err := d.take(ctx, store.ExecutionTakeParams{IDs: []int64{e.ID}})
+		if err != nil || len(taken) == 0 {
+			d.manualDone(jobID, e.Tag) // it runs where it was taken (or when rescued)
+			if err != nil {
+				d.log.Warn("manual run claimed but not taken here: an executor takes it", "job_id", jobID, "error", err.Error())
+			}
+		}
+		return nil
+	}
 	d.tasks.push(task{exec: *e, job: j, target: d.target(j.Properties, store.ActionMain)})
 	return nil
+}
+
+// recordOwner is the owner an attempt is recorded as.
+func (d *Dispatcher) recordOwner() string {
+	if d.cfg.Role == RoleExecutor {
+		return d.cfg.Owner
+	}
+	return ""
 }
 
 // manualDone says a job's manual run (tag) has ended.
@@ -351,7 +444,8 @@ func (d *Dispatcher) manualDone(jobID int64, tag string) {
 // Run loads the schedule and fires jobs until ctx is done; it may be called once. On return no
 // attempt is running and every finished attempt is recorded: on shutdown it starts no new
 // attempt and waits up to ShutdownGrace for running ones (an attempt cut short is not recorded;
-// its execution stays claimed and runs again, with the same tag, on the next start).
+// its execution stays claimed and runs again, with the same tag, on the next start; an executor
+// releases what it still owns, so that another replica runs it at once).
 func (d *Dispatcher) Run(ctx context.Context) error {
 	if !d.ran.CompareAndSwap(false, true) {
 		return errors.New("dispatch: Run was already called on this dispatcher")
@@ -363,7 +457,12 @@ func (d *Dispatcher) Run(ctx context.Context) error {
 	}
 	d.ready.Store(true)
 	defer d.ready.Store(false)
-	d.log.Info("dispatcher ready", "jobs", len(l.entries), "unfinished_executions", l.resumed, "workers", d.cfg.Workers)
+	switch d.cfg.Role {
+	case RoleExecutor:
+		d.log.Info("executor ready", "owner", d.cfg.Owner, "workers", d.cfg.Workers, "lease", d.cfg.Lease.String())
+	default:
+		d.log.Info("dispatcher ready", "jobs", len(l.entries), "unfinished_executions", l.resumed, "workers", d.cfg.Workers)
+	}
 
 	writerDone := make(chan struct{})
 	go func() {
@@ -374,17 +473,28 @@ func (d *Dispatcher) Run(ctx context.Context) error {
 	attemptCtx, cancelAttempts := context.WithCancel(context.WithoutCancel(ctx))
 	defer cancelAttempts()
 	defer d.exec.Close()
-	var workers sync.WaitGroup
-	for range d.cfg.Workers {
-		workers.Go(func() { d.worker(attemptCtx) })
+	var workers, side, renewing sync.WaitGroup
+	// The leases are renewed until the last attempt ended and its record is committed.
+	renewCtx, stopRenewing := context.WithCancel(context.WithoutCancel(ctx))
+	defer stopRenewing()
+	if d.cfg.Role != RoleScheduler {
+		for range d.cfg.Workers {
+			workers.Go(func() { d.worker(attemptCtx) })
+		}
 	}
-	purgeDone := make(chan struct{})
-	go func() {
-		defer close(purgeDone)
-		d.purger(ctx)
-	}()
+	switch d.cfg.Role {
+	case RoleExecutor:
+		side.Go(func() { d.taker(ctx) })
+		renewing.Go(func() { d.renewer(renewCtx) })
+	case RoleScheduler:
+		side.Go(func() { d.purger(ctx) })
+		side.Go(func() { d.rescuer(ctx) })
+	default:
+		side.Go(func() { d.purger(ctx) })
+	}
 
 	l.run(ctx)
+	side.Wait()
 
 	// Shutdown: no new attempts; wait for running ones up to the grace period.
 	d.tasks.close()
@@ -404,7 +514,11 @@ func (d *Dispatcher) Run(ctx context.Context) error {
 	}
 	close(d.ops)
 	<-writerDone
-	<-purgeDone
+	stopRenewing()
+	renewing.Wait()
+	if d.cfg.Role == RoleExecutor {
+		d.release(context.WithoutCancel(ctx))
+	}
 	d.log.Info("dispatcher stopped")
 	return nil
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"sync"
 	"time"
 
@@ -32,6 +33,8 @@ const (
 	evRecorded         // the writer committed a batch of records
 	evReschedule       // a worker could not start an attempt: run it at exec.DueAt
 	evExecutionClaimed // another replica claimed an execution (a manual run): run it
+	evTaken            // the executor took executions
+	evLost             // the executor lost executions (rescued after its lease ran out)
 )
 
 type event struct {
@@ -45,6 +48,8 @@ type event struct {
 	records       []*recordOp
 	recordResults []store.AttemptRecordResult
 	exec          *store.Execution
+	taken         []store.TakenExecution
+	ids           []int64
 }
 
 // inbox is how other goroutines talk to the loop: a slice under a mutex (posting never blocks)
@@ -109,6 +114,7 @@ type item struct {
 	def    string     // the entry definition job was decoded from ("": not from one)
 	target string     // the exec's target ("": from job)
 	ahead  bool       // an occurrence claimed ahead, in loop.ahead: not started
+	taken  bool       // taken by the executor and not started (counted in Dispatcher.waiting)
 	index  int
 }
 
@@ -162,14 +168,17 @@ type loop struct {
 	// all (claimingDueAll): capacity they will take.
 	claimingDue    map[string]int
 	claimingDueAll int
-	// ahead holds, by job, the heap items of occurrences claimed ahead: not started, so that a
-	// change of the job cancels them.
+	// ahead holds, by job, the heap items of occurrences claimed (or, by an executor, taken)
+	// ahead: not started, so that a change of the job cancels them.
 	ahead map[int64][]*item
+	// held holds, by execution, an executor's heap items (taken or waiting for a retry).
+	held map[int64]*item
 }
 
 func newLoop(d *Dispatcher) *loop {
 	return &loop{d: d, entries: map[int64]*entry{}, rules: ruleCache{}, targets: map[string]*sharedTarget{},
-		parked: map[string][]*entry{}, claimingDue: map[string]int{}, ahead: map[int64][]*item{}, loaded: map[int64]bool{}}
+		parked: map[string][]*entry{}, claimingDue: map[string]int{}, ahead: map[int64][]*item{}, loaded: map[int64]bool{},
+		held: map[int64]*item{}}
 }
 
 func (l *loop) push(at time.Time, e *entry, x *store.Execution) *item {
@@ -184,11 +193,33 @@ func (l *loop) push(at time.Time, e *entry, x *store.Execution) *item {
 func (l *loop) pushExec(x *store.Execution, job *store.Job, def, target string) *item {
 	it := l.push(x.DueAt, nil, x)
 	it.job, it.def, it.target = job, def, target
+	if l.d.cfg.Role == RoleExecutor {
+		l.held[x.ID] = it
+	}
 	return it
 }
 
-// load reads the schedulable jobs and the unfinished executions, page by page.
+// forget is an executor's bookkeeping of an item leaving its heap: started, cancelled or lost.
+func (l *loop) forget(it *item) {
+	if l.d.cfg.Role != RoleExecutor {
+		return
+	}
+	if l.held[it.exec.ID] == it {
+		delete(l.held, it.exec.ID)
+	}
+	if it.taken {
+		it.taken = false
+		l.d.waiting.Add(-1)
+	}
+}
+
+// load reads the schedulable jobs and the unfinished executions, page by page. An executor loads
+// nothing (it takes executions from the store); the leader's scheduler loads no execution (the
+// executors take them, the rescuer re-queues those of a dead owner).
 func (l *loop) load(ctx context.Context) error {
+	if l.d.cfg.Role == RoleExecutor {
+		return nil
+	}
 	var after int64
 	for {
 		jobs, err := l.d.store.JobListSchedulable(ctx, store.JobListSchedulableParams{AfterID: after, Limit: DefaultLoadPage})
@@ -202,6 +233,9 @@ func (l *loop) load(ctx context.Context) error {
 		if len(jobs) < DefaultLoadPage {
 			break
 		}
+	}
+	if l.d.cfg.Role == RoleScheduler {
+		return nil
 	}
 	after = 0
 	for {
@@ -407,6 +441,10 @@ func (l *loop) run(ctx context.Context) {
 						e.started = max(e.started, it.exec.Scheduled.UnixNano())
 					}
 				}
+				if l.d.cfg.Role == RoleScheduler {
+					continue // an executor runs it
+				}
+				l.forget(it)
 				l.resume(it.exec, it.job, it.def, it.target)
 				continue
 			}
@@ -472,6 +510,11 @@ type capacity struct {
 // they do not wait for the refill.
 func (l *loop) capacity() *capacity {
 	cfg := l.d.cfg
+	if cfg.Role == RoleScheduler {
+		// The executors size what they take to their workers; the leader claims what falls due
+		// (a target's claims in the writer bounded as below).
+		return &capacity{l: l, free: math.MaxInt32}
+	}
 	free := cfg.Workers + cfg.BatchSize - l.d.tasks.workerLoad() - l.claimingDueAll
 	if l.parkedN > 0 && free < l.refill() {
 		free = 0
@@ -630,7 +673,56 @@ func (l *loop) cancelAhead(ctx context.Context, jobID int64) {
 	for _, it := range list {
 		it.ahead = false
 		heap.Remove(&l.heap, it.index)
+		l.forget(it)
 		l.cancel(ctx, it.exec)
+	}
+}
+
+// cancelAheadOfCollection (an executor's) cancels the occurrences it holds ahead of the jobs of
+// a collection that changed when they can no longer fire (the collection disabled, suspended or
+// deleted), as the leader does for those it claimed and no executor took.
+func (l *loop) cancelAheadOfCollection(ctx context.Context, collectionID int64) {
+	for jobID, list := range l.ahead {
+		if len(list) == 0 || list[0].job == nil || list[0].job.CollectionID != collectionID {
+			continue
+		}
+		j, err := l.d.store.JobGetByID(ctx, store.JobGetByIDParams{ID: jobID})
+		switch {
+		case errors.Is(err, store.ErrNotFound):
+		case err != nil:
+			l.d.log.Error("reloading a job after its collection changed", "job_id", jobID, "error", err.Error())
+			continue
+		case j.State == store.JobStateEnabled && j.CollectionState == store.CollectionStateEnabled:
+			continue
+		}
+		l.cancelAhead(ctx, jobID)
+	}
+}
+
+// taken (an executor's) holds the executions it took until they are due.
+func (l *loop) taken(ev event) {
+	now := l.d.clock.Now()
+	for _, t := range ev.taken {
+		x, j := t.Execution, t.Job
+		it := l.pushExec(x, j, "", l.d.target(j.Properties, x.Phase))
+		it.taken = true
+		if x.DueAt.After(now) && x.Phase == store.ActionMain && x.Attempt == 0 {
+			it.ahead = true // not started: a change of its job cancels it
+			l.ahead[x.JobID] = append(l.ahead[x.JobID], it)
+		}
+	}
+}
+
+// lost (an executor's) drops the executions it no longer owns that have not started.
+func (l *loop) lost(ev event) {
+	for _, id := range ev.ids {
+		it := l.held[id]
+		if it == nil {
+			continue
+		}
+		l.unahead(it)
+		heap.Remove(&l.heap, it.index)
+		l.forget(it)
 	}
 }
 
@@ -638,7 +730,8 @@ func (l *loop) cancelAhead(ctx context.Context, jobID int64) {
 func (l *loop) cancel(ctx context.Context, x *store.Execution) {
 	l.d.log.Info("claimed occurrence cancelled: its job changed", "job_id", x.JobID, "execution_tag", x.Tag,
 		"expected_execution_time", x.Scheduled)
-	r := &recordOp{exec: *x, rec: store.AttemptRecord{ExecutionID: x.ID, JobID: x.JobID, Finished: true, Cancelled: true}}
+	r := &recordOp{exec: *x, rec: store.AttemptRecord{ExecutionID: x.ID, JobID: x.JobID, Finished: true, Cancelled: true,
+		Owner: l.d.recordOwner()}}
 	select {
 	case l.d.ops <- op{record: r}:
 	case <-ctx.Done():
@@ -646,6 +739,25 @@ func (l *loop) cancel(ctx context.Context, x *store.Execution) {
 }
 
 func (l *loop) handle(ctx context.Context, ev event) {
+	if l.d.cfg.Role == RoleExecutor {
+		switch ev.kind {
+		case evJobChanged:
+			l.cancelAhead(ctx, ev.id)
+		case evCollectionChanged:
+			l.cancelAheadOfCollection(ctx, ev.id)
+		case evExecutionClaimed:
+			l.d.Wake()
+		case evRecorded:
+			l.recorded(ev)
+		case evReschedule:
+			l.pushExec(ev.exec, nil, "", "")
+		case evTaken:
+			l.taken(ev)
+		case evLost:
+			l.lost(ev)
+		}
+		return
+	}
 	switch ev.kind {
 	case evJobChanged:
 		l.cancelAhead(ctx, ev.id)
@@ -709,7 +821,9 @@ func (l *loop) claimed(ctx context.Context, ev event) {
 			it.ahead = true
 			l.ahead[x.JobID] = append(l.ahead[x.JobID], it)
 		default:
-			l.d.tasks.push(task{exec: *x, job: c.job, target: c.target})
+			if l.d.cfg.Role != RoleScheduler { // else an executor takes it
+				l.d.tasks.push(task{exec: *x, job: c.job, target: c.target})
+			}
 			e.started = max(e.started, x.Scheduled.UnixNano())
 		}
 		e.version, e.execCount, e.next = res.Version, x.RepeatCount, c.claim.NextExecutionTime
@@ -863,6 +977,8 @@ func (l *loop) claimedElsewhere(ctx context.Context, id int64) {
 	if len(xs) == 0 || xs[0].ID != id {
 		return
 	}
-	l.pushExec(xs[0], nil, "", "")
+	if l.d.cfg.Role != RoleScheduler { // the leader's scheduler only learns its job's new version
+		l.pushExec(xs[0], nil, "", "")
+	}
 	l.reload(ctx, xs[0].JobID)
 }

@@ -10,9 +10,14 @@ import (
 type metrics struct {
 	lateness   prometheus.Histogram
 	executions *prometheus.CounterVec
+	taken      prometheus.Counter
+	rescued    prometheus.Counter
 }
 
-func newMetrics(reg prometheus.Registerer, backlog func() float64) (*metrics, error) {
+// newMetrics makes the dispatcher's metrics and registers those of its role: the attempts' on a
+// dispatcher that runs them (RoleSingle, RoleExecutor), scheduler_executions_taken_total on an
+// executor, scheduler_executions_rescued_total on the leader's scheduler.
+func newMetrics(reg prometheus.Registerer, role Role, backlog, running func() float64) (*metrics, error) {
 	m := &metrics{
 		lateness: prometheus.NewHistogram(prometheus.HistogramOpts{
 			Name:    "scheduler_execution_lateness_seconds",
@@ -23,15 +28,37 @@ func newMetrics(reg prometheus.Registerer, backlog func() float64) (*metrics, er
 			Name: "scheduler_executions_total",
 			Help: "Finished executions by outcome: completed (main action succeeded), failed (main action failed, error action succeeded), faulted.",
 		}, []string{"outcome"}),
+		taken: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "scheduler_executions_taken_total",
+			Help: "Executions this replica's executor took to run (replicas sharing PostgreSQL), rescued ones taken again included.",
+		}),
+		rescued: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "scheduler_executions_rescued_total",
+			Help: "Executions re-queued by this replica while it led, because their owner's lease ran out (a replica died or lost the database).",
+		}),
 	}
 	for _, o := range []string{outcomeCompleted, outcomeFailed, outcomeFaulted} {
 		m.executions.WithLabelValues(o)
 	}
-	gauge := prometheus.NewGaugeFunc(prometheus.GaugeOpts{
-		Name: "scheduler_due_backlog",
-		Help: "Occurrences and retries that are due but whose attempt has not started.",
-	}, backlog)
-	for _, c := range []prometheus.Collector{m.lateness, m.executions, gauge} {
+	var cs []prometheus.Collector
+	switch role {
+	case RoleScheduler:
+		cs = append(cs, m.rescued)
+	default:
+		cs = append(cs, m.lateness, m.executions,
+			prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+				Name: "scheduler_due_backlog",
+				Help: "Occurrences and retries that are due but whose attempt has not started.",
+			}, backlog),
+			prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+				Name: "scheduler_attempts_running",
+				Help: "Attempts under way on this process.",
+			}, running))
+		if role == RoleExecutor {
+			cs = append(cs, m.taken)
+		}
+	}
+	for _, c := range cs {
 		if err := reg.Register(c); err != nil {
 			var already prometheus.AlreadyRegisteredError
 			if errors.As(err, &already) {

@@ -160,6 +160,13 @@ func (q *taskQueue) done(target string) {
 	}
 }
 
+// runningNow is the attempts under way.
+func (q *taskQueue) runningNow() int {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return q.running
+}
+
 func (q *taskQueue) len() int {
 	q.mu.Lock()
 	defer q.mu.Unlock()
@@ -296,7 +303,7 @@ func (d *Dispatcher) attempt(ctx context.Context, t task) (*recordOp, bool) {
 		status = store.HistoryFailed
 	}
 	r := &recordOp{exec: x, job: t.job, rec: store.AttemptRecord{
-		ExecutionID: x.ID, JobID: x.JobID, FaultedAfter: d.cfg.FaultedAfter,
+		ExecutionID: x.ID, JobID: x.JobID, FaultedAfter: d.cfg.FaultedAfter, Owner: d.recordOwner(),
 		History: store.HistoryEntry{
 			ExecutionTag: x.Tag, ActionName: x.Phase, Status: status, Message: msg, RetryCount: x.Attempt,
 			RepeatCount: x.RepeatCount, ExpectedExecutionTime: x.Scheduled, StartTime: start, EndTime: end,

@@ -182,6 +182,14 @@ func (d *Dispatcher) commitClaims(ctx context.Context, batch []*claimOp) {
 	if errors.Is(err, store.ErrStaleTerm) && d.cfg.OnStaleTerm != nil {
 		d.cfg.OnStaleTerm()
 	}
+	if err == nil && d.cfg.OnTakeable != nil {
+		for _, r := range res {
+			if r.Err == nil {
+				d.cfg.OnTakeable() // the executors take them
+				break
+			}
+		}
+	}
 	d.inbox.post(event{kind: evClaimed, claims: batch, claimResults: res, claimErr: err})
 }
 
@@ -199,18 +207,31 @@ func (d *Dispatcher) commitRecords(ctx context.Context, batch []*recordOp) []*re
 			if r.tries < maxRecordTries {
 				retry = append(retry, r)
 			} else {
-				d.log.Error("giving up recording an attempt: its execution runs again on the next start",
+				d.log.Error("giving up recording an attempt: its execution runs again on the next start (with replicas: once its lease ends)",
 					"job_id", r.rec.JobID, "execution_tag", r.exec.Tag, "error", err.Error())
+				if d.cfg.Role == RoleExecutor {
+					d.owned.remove(r.rec.ExecutionID) // not renewed: rescued once its lease ends
+				}
 			}
 		}
 		d.log.Error("committing attempt records", "records", len(batch), "retrying", len(retry), "error", err.Error())
 		return retry
 	}
+	executor := d.cfg.Role == RoleExecutor
 	for i, r := range batch {
 		if r.exec.Manual && (r.rec.Finished || res[i].Gone) {
 			d.manualDone(r.exec.JobID, r.exec.Tag)
 		}
+		if executor && (r.rec.Finished || res[i].Gone) {
+			d.owned.remove(r.rec.ExecutionID)
+		}
 		if res[i].Gone {
+			if executor && !r.rec.Cancelled {
+				// Deleted with its job, or rescued from this replica after its lease ran out (it
+				// runs again elsewhere, with its tag): this attempt is not recorded.
+				d.log.Info("attempt not recorded: its execution is no longer this replica's", "job_id", r.rec.JobID,
+					"execution_tag", r.exec.Tag)
+			}
 			continue
 		}
 		if r.outcome != "" {

@@ -1,18 +1,24 @@
 // Package replica runs one schedulerd replica among several sharing a PostgreSQL database.
 //
 // One replica at a time leads: it holds the leadership row (store.Leadership) under a lease with
-// a term, renewed every TTL/3. The leader runs the dispatcher (package dispatch) of its term: it
-// alone computes the schedule, claims occurrences (claims fenced by its term, so that a stale
-// leader's claims are refused by the store), runs their attempts and purges. Every replica serves
-// the API; a change made through any of them is notified to all (store.Notifier, LISTEN/NOTIFY on
-// PostgreSQL) and reaches the leader's dispatcher at once, which reloads the job and drops a claim
-// it made obsolete as it does for its own API. A manual run through a follower is claimed by the
-// follower and handed to the leader by the same notification.
+// a term, renewed every TTL/3. The leader runs the scheduler (a dispatch.RoleScheduler dispatcher)
+// of its term: it alone computes the schedule, claims occurrences (claims fenced by its term, so
+// that a stale leader's claims are refused by the store), rescues the executions of replicas whose
+// lease ran out and purges. Every replica, the leader too, runs an executor (dispatch.RoleExecutor)
+// for its whole life: it takes claimed executions in batches sized to its free workers (an owner
+// and a lease, FOR UPDATE SKIP LOCKED), holds them until due, runs their attempts, renews their
+// leases and records them. The leader notifies a claim batch (store.ChangeTakeable) and every
+// executor takes its share; each also looks every Poll. Every replica serves the API; a change
+// made through any of them is notified to all (store.Notifier, LISTEN/NOTIFY on PostgreSQL) and
+// reaches the leader's scheduler at once, which reloads the job and drops a claim it made obsolete
+// that no executor took, and every executor, which drops the occurrences it holds ahead of that
+// job. A manual run is claimed and taken by the replica that was asked.
 //
-// A leader that cannot renew steps down (its dispatcher stops claiming) TTL/4 before its lease
+// A leader that cannot renew steps down (its scheduler stops claiming) TTL/4 before its lease
 // expires, so no two replicas act in one term; when it dies, another replica takes over once the
-// lease expires (within TTL plus one renewal interval) and resumes every unfinished execution with
-// its execution tag, as a restarted single process does.
+// lease expires (within TTL plus one renewal interval). The executions a dead replica held run
+// again elsewhere, with their execution tags, once their lease ran out and the leader rescued
+// them.
 package replica
 
 import (
@@ -27,7 +33,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/google/uuid"
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
 
@@ -48,10 +53,11 @@ type Config struct {
 	TTL        time.Duration // the leadership's lease (DefaultTTL)
 	Clock      clock.Clock   // for manual runs' times (clock.Real)
 	Logger     *slog.Logger
-	Registerer prometheus.Registerer // scheduler_leader and scheduler_replica_info
-	// NewDispatcher builds the dispatcher of one term: its claims are fenced by term, its
-	// metrics registered on reg, and it calls onStale when the store refuses its term.
-	NewDispatcher func(term int64, reg prometheus.Registerer, onStale func()) (*dispatch.Dispatcher, error)
+	Registerer prometheus.Registerer // scheduler_leader, scheduler_replica_info and the executor's
+	// Dispatch configures the replica's dispatchers (Store, Secrets, workers...; its Lease and
+	// Poll apply to the executions shared): the replica sets their Role, Owner, Term, Registerer
+	// and callbacks.
+	Dispatch dispatch.Config
 }
 
 // Replica is one replica: the api.Dispatcher the API talks to, and a prometheus.Gatherer of the
@@ -61,15 +67,17 @@ type Replica struct {
 	log      *slog.Logger
 	notifier store.Notifier // nil: a single process
 	leader   prometheus.Gauge
+	exec     *dispatch.Dispatcher // the executor, for the replica's life
 
 	mu  sync.Mutex
 	cur *dispatch.Dispatcher
-	reg *prometheus.Registry // the metrics of the current (or last) dispatcher
+	reg *prometheus.Registry // the metrics of the current (or last) scheduler
 
 	listening atomic.Bool
 	stale     chan struct{}
 	resync    chan struct{}
 	changes   chan store.Change
+	takeable  chan struct{} // a ChangeTakeable to notify (one pending is enough)
 }
 
 // DefaultID is a replica ID unique to this process.
@@ -85,8 +93,8 @@ func DefaultID() string {
 
 // New returns a Replica; it does no I/O.
 func New(cfg Config) (*Replica, error) {
-	if cfg.Store == nil || cfg.NewDispatcher == nil {
-		return nil, errors.New("replica: Store and NewDispatcher are required")
+	if cfg.Store == nil {
+		return nil, errors.New("replica: Store is required")
 	}
 	if cfg.ID == "" {
 		cfg.ID = DefaultID()
@@ -109,8 +117,24 @@ func New(cfg Config) (*Replica, error) {
 			Name: "scheduler_leader", Help: "1 on the replica that leads (computes the schedule, claims occurrences, purges), 0 elsewhere.",
 		}),
 		stale: make(chan struct{}, 1), resync: make(chan struct{}, 1), changes: make(chan store.Change, 4096),
+		takeable: make(chan struct{}, 1),
 	}
 	r.notifier, _ = cfg.Store.(store.Notifier)
+	ec := cfg.Dispatch
+	ec.Store, ec.Role, ec.Owner, ec.Term, ec.Registerer = cfg.Store, dispatch.RoleExecutor, cfg.ID, 0, cfg.Registerer
+	ec.OnStaleTerm, ec.OnTakeable = nil, nil
+	if ec.Clock == nil {
+		ec.Clock = cfg.Clock
+	}
+	if ec.Logger == nil {
+		ec.Logger = r.log
+	}
+	ec.Logger = ec.Logger.With("role", "executor")
+	exec, err := dispatch.New(ec)
+	if err != nil {
+		return nil, fmt.Errorf("replica: executor: %w", err)
+	}
+	r.exec = exec
 	info := prometheus.NewGauge(prometheus.GaugeOpts{
 		Name: "scheduler_replica_info", Help: "This replica's id (label replica); always 1.",
 		ConstLabels: prometheus.Labels{"replica": cfg.ID},
@@ -147,21 +171,36 @@ func (r *Replica) Gather() ([]*dto.MetricFamily, error) {
 	return reg.Gather()
 }
 
-// JobChanged tells the leader (this replica's dispatcher, or the others through the store) that
-// a job changed.
+// JobChanged tells the leader's scheduler and every executor (this replica's, and the others
+// through the store) that a job changed.
 func (r *Replica) JobChanged(jobID int64) {
 	if d := r.current(); d != nil {
 		d.JobChanged(jobID)
 	}
+	r.exec.JobChanged(jobID)
 	r.notify(store.Change{Kind: store.ChangeJob, ID: jobID})
 }
 
-// CollectionChanged tells the leader that a collection changed.
+// CollectionChanged tells the leader's scheduler and every executor that a collection changed.
 func (r *Replica) CollectionChanged(collectionID int64) {
 	if d := r.current(); d != nil {
 		d.CollectionChanged(collectionID)
 	}
+	r.exec.CollectionChanged(collectionID)
 	r.notify(store.Change{Kind: store.ChangeCollection, ID: collectionID})
+}
+
+// takeableNow tells every executor that executions wait to be taken: through the store (this
+// replica's executor too hears it, so that all race for them alike), or at once without one.
+func (r *Replica) takeableNow() {
+	if r.notifier == nil {
+		r.exec.Wake()
+		return
+	}
+	select {
+	case r.takeable <- struct{}{}:
+	default: // one is pending: it wakes them all
+	}
 }
 
 func (r *Replica) notify(c store.Change) {
@@ -172,39 +211,19 @@ func (r *Replica) notify(c store.Change) {
 	r.changes <- c // the notifier goroutine sends them in order; a full queue holds the API back
 }
 
-// RunNow runs one execution of the job now: on the leader, through its dispatcher; elsewhere the
-// execution is claimed here (durably, before RunNow returns) and handed to the leader. With no
-// leader at the moment, the next one runs it when it starts.
+// RunNow runs one execution of the job now: this replica's executor claims it (durably, before
+// RunNow returns) and takes it.
 func (r *Replica) RunNow(ctx context.Context, jobID int64) error {
-	if d := r.current(); d != nil {
-		return d.RunNow(ctx, jobID)
-	}
-	now := r.cfg.Clock.Now()
-	res, err := r.cfg.Store.ExecutionClaimMany(ctx, store.ExecutionClaimManyParams{Now: now, Claims: []store.ExecutionClaim{{
-		Execution: store.Execution{
-			JobID: jobID, Tag: uuid.NewString(), Scheduled: now, Manual: true, Phase: store.ActionMain, DueAt: now, ClaimedAt: now,
-		},
-	}}})
-	if err != nil {
-		return fmt.Errorf("run now: %w", err)
-	}
-	if res[0].Err != nil {
-		return fmt.Errorf("run now: %w", res[0].Err)
-	}
-	if r.notifier != nil {
-		if err := r.notifier.Notify(ctx, store.Change{Kind: store.ChangeExecution, ID: res[0].Execution.ID, Origin: r.cfg.ID}); err != nil {
-			// Claimed all the same: the leader finds it when it next starts.
-			r.log.Warn("manual run claimed, but the leader could not be told", "job_id", jobID, "error", err.Error())
-		}
-	}
-	r.log.Info("manual run claimed for the leader", "job_id", jobID, "execution_tag", res[0].Execution.Tag)
-	return nil
+	return r.exec.RunNow(ctx, jobID)
 }
 
 // Ready reports whether the replica serves: it listens to changes (when it has a notifier),
 // and, leading, its schedule is loaded.
 func (r *Replica) Ready() bool {
 	if r.notifier != nil && !r.listening.Load() {
+		return false
+	}
+	if !r.exec.Ready() {
 		return false
 	}
 	if d := r.current(); d != nil {
@@ -222,7 +241,17 @@ func (r *Replica) Run(ctx context.Context) error {
 		wg.Go(func() { r.listen(ctx) })
 		wg.Go(func() { r.sendChanges(ctx) })
 	}
-	return r.elect(ctx)
+	execDone := make(chan error, 1)
+	wg.Go(func() { execDone <- r.exec.Run(ctx) })
+	err := r.elect(ctx)
+	if ctx.Err() == nil {
+		return err
+	}
+	// Stopping: the executor finishes (or releases) what it holds.
+	if eerr := <-execDone; eerr != nil && err == nil {
+		err = fmt.Errorf("executor: %w", eerr)
+	}
+	return err
 }
 
 // run is the dispatcher of one term.
@@ -334,12 +363,23 @@ func (r *Replica) start(ctx context.Context, term int64, prev chan struct{}) *ru
 			return
 		}
 		reg := prometheus.NewRegistry()
-		d, err := r.cfg.NewDispatcher(term, reg, func() {
+		c := r.cfg.Dispatch
+		if c.Clock == nil {
+			c.Clock = r.cfg.Clock
+		}
+		c.Store, c.Role, c.Owner, c.Term, c.Registerer = r.cfg.Store, dispatch.RoleScheduler, r.cfg.ID, term, reg
+		if c.Logger == nil {
+			c.Logger = r.log
+		}
+		c.Logger = c.Logger.With("role", "scheduler", "term", term)
+		c.OnTakeable = r.takeableNow
+		c.OnStaleTerm = func() {
 			select {
 			case r.stale <- struct{}{}:
 			default:
 			}
-		})
+		}
+		d, err := dispatch.New(c)
 		if err != nil {
 			r.log.Error("dispatcher", "error", err.Error())
 			return
@@ -394,20 +434,29 @@ func (r *Replica) listen(ctx context.Context) {
 }
 
 func (r *Replica) changed(c store.Change) {
+	if c.Kind == store.ChangeTakeable {
+		r.exec.Wake() // this replica's own notification too
+		return
+	}
 	if c.Origin == r.cfg.ID {
 		return
 	}
 	d := r.current()
-	if d == nil {
-		return
-	}
 	switch c.Kind {
 	case store.ChangeJob:
-		d.JobChanged(c.ID)
+		if d != nil {
+			d.JobChanged(c.ID)
+		}
+		r.exec.JobChanged(c.ID)
 	case store.ChangeCollection:
-		d.CollectionChanged(c.ID)
+		if d != nil {
+			d.CollectionChanged(c.ID)
+		}
+		r.exec.CollectionChanged(c.ID)
 	case store.ChangeExecution:
-		d.ExecutionClaimed(c.ID)
+		if d != nil {
+			d.ExecutionClaimed(c.ID)
+		}
 	}
 }
 
@@ -415,21 +464,27 @@ func (r *Replica) changed(c store.Change) {
 const maxNotify = 1024
 
 // sendChanges notifies the changes made through this replica, in order: those queued together in
-// one round trip (a burst of API writes costs one commit, not one each).
+// one round trip (a burst of API writes costs one commit, not one each), with a pending
+// ChangeTakeable.
 func (r *Replica) sendChanges(ctx context.Context) {
 	batch := make([]store.Change, 0, maxNotify)
+	takeable := store.Change{Kind: store.ChangeTakeable, Origin: r.cfg.ID}
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case c := <-r.changes:
 			batch = append(batch[:0], c)
+		case <-r.takeable:
+			batch = append(batch[:0], takeable)
 		}
 	drain:
 		for len(batch) < maxNotify {
 			select {
 			case c := <-r.changes:
 				batch = append(batch, c)
+			case <-r.takeable:
+				batch = append(batch, takeable)
 			default:
 				break drain
 			}

@@ -9,8 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
-
 	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/dispatch"
 	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/replica"
 	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/secret"
@@ -62,10 +60,7 @@ func newReplica(t *testing.T, st store.Driver, id string, ttl time.Duration) *re
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err := replica.New(replica.Config{Store: st, ID: id, TTL: ttl,
-		NewDispatcher: func(term int64, reg prometheus.Registerer, onStale func()) (*dispatch.Dispatcher, error) {
-			return dispatch.New(dispatch.Config{Store: st, Secrets: box, Registerer: reg, Term: term, OnStaleTerm: onStale})
-		}})
+	r, err := replica.New(replica.Config{Store: st, ID: id, TTL: ttl, Dispatch: dispatch.Config{Secrets: box}})
 	if err != nil {
 		t.Fatal(err)
 	}

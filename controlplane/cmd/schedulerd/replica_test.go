@@ -91,7 +91,9 @@ func (s *replicaSet) start(id string) {
 		// The receiver is one target: all the workers may reach it at once, so that a burst's
 		// deliveries end together and their records are committed at once (records wait, up to
 		// 250 ms, while attempts are under way: a kill in that window repeats a delivery).
-		"--target-concurrency", "64")
+		"--target-concurrency", "64",
+		// Each replica's attempts carry its id, so that the receiver knows which one ran them.
+		"--region", id)
 	p.cmd.Env = append(os.Environ(), "SCHEDULERD_ADMIN_TOKEN="+replicaToken) // never on a command line
 	p.cmd.Stdout, p.cmd.Stderr = logFile, logFile
 	if err := p.cmd.Start(); err != nil {
@@ -246,30 +248,34 @@ type failoverReceiver struct {
 	mu       sync.Mutex
 	got      map[string][]failoverDelivery
 	n        int
-	inFlight int // deliveries arrived and not answered
+	inFlight int            // deliveries arrived and not answered
+	inFlyBy  map[string]int // the same, by replica (region)
 }
 
 type failoverDelivery struct {
-	tag, expected     string
-	arrived, answered time.Time // answered zero: the caller went away first
+	tag, expected, region string    // region: the replica that made the attempt
+	arrived, answered     time.Time // answered zero: the caller went away first
 }
 
 func newFailoverReceiver(t *testing.T, hold time.Duration) *failoverReceiver {
-	r := &failoverReceiver{hold: hold, got: map[string][]failoverDelivery{}}
+	r := &failoverReceiver{hold: hold, got: map[string][]failoverDelivery{}, inFlyBy: map[string]int{}}
 	r.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		_, _ = io.Copy(io.Discard, req.Body)
 		name := strings.TrimPrefix(req.URL.Path, "/job/")
 		d := failoverDelivery{tag: req.Header.Get("x-ms-execution-tag"),
-			expected: req.Header.Get("x-ms-scheduler-expected-execution-time"), arrived: time.Now()}
+			expected: req.Header.Get("x-ms-scheduler-expected-execution-time"),
+			region:   req.Header.Get("x-ms-scheduler-execution-region"), arrived: time.Now()}
 		r.mu.Lock()
 		i := len(r.got[name])
 		r.got[name] = append(r.got[name], d)
 		r.n++
 		r.inFlight++
+		r.inFlyBy[d.region]++
 		r.mu.Unlock()
 		defer func() {
 			r.mu.Lock()
 			r.inFlight--
+			r.inFlyBy[d.region]--
 			r.mu.Unlock()
 		}()
 		t := time.NewTimer(r.hold)
@@ -288,19 +294,22 @@ func newFailoverReceiver(t *testing.T, hold time.Duration) *failoverReceiver {
 	return r
 }
 
-// waitInFlight waits until at least n deliveries are in flight and returns how many are.
-func (r *failoverReceiver) waitInFlight(t *testing.T, n int, within time.Duration) int {
+// waitInFlightOn waits until one of the replicas ids has at least one delivery in flight and
+// returns it with how many it has.
+func (r *failoverReceiver) waitInFlightOn(t *testing.T, ids []string, within time.Duration) (string, int) {
 	t.Helper()
 	deadline := time.Now().Add(within)
 	for {
 		r.mu.Lock()
-		got := r.inFlight
-		r.mu.Unlock()
-		if got >= n {
-			return got
+		for _, id := range ids {
+			if n := r.inFlyBy[id]; n > 0 {
+				r.mu.Unlock()
+				return id, n
+			}
 		}
+		r.mu.Unlock()
 		if time.Now().After(deadline) {
-			t.Fatalf("fewer than %d deliveries in flight for %s", n, within)
+			t.Fatalf("no delivery in flight on %v for %s", ids, within)
 		}
 		time.Sleep(5 * time.Millisecond) // polling the receiver for the moment to kill
 	}
@@ -371,12 +380,14 @@ func createJobs(t *testing.T, procs []*replicaProc, recvURL string, n int, start
 }
 
 // TestReplicasFailover: three replicas, 2,000 one-shot jobs due over 75 s (from 40 s after the
-// test starts), a receiver that holds
-// every delivery 400 ms. During the window: SIGKILL the leader (occurrences due and in flight),
-// then a follower, then terminate the new leader's database connections
-// (pg_terminate_backend). Checked against the receiver: every occurrence ran, a repeat carries
-// the same execution tag and was in flight at a kill or a cut, every job ran once in the store's
-// count and has one Completed history entry, and a new leader was ready within 5 s of the kill.
+// test starts), a receiver that holds every delivery 400 ms and knows which replica made it (each
+// replica's --region is its id). During the window: SIGKILL the leader while it has deliveries in
+// flight, then a follower while it has deliveries in flight (every replica executes), then
+// terminate the new leader's database connections (pg_terminate_backend). Checked against the
+// receiver: every occurrence ran, a repeat carries the same execution tag and was in flight at a
+// kill or a cut, every delivery in flight on a killed replica ran again (the follower's once the
+// leader rescued its executions after their lease), every job ran once in the store's count and
+// has one Completed history entry, and a new leader was ready within 5 s of the kill.
 func TestReplicasFailover(t *testing.T) {
 	if testing.Short() {
 		t.Skip("a process test of a few minutes")
@@ -400,9 +411,9 @@ func TestReplicasFailover(t *testing.T) {
 	}
 	var disruptions []time.Time
 
-	// 1. SIGKILL the leader 15 s into the window, once deliveries are in flight.
+	// 1. SIGKILL the leader 15 s into the window, once it has deliveries in flight.
 	time.Sleep(time.Until(start.Add(15 * time.Second)))
-	inFlight := recv.waitInFlight(t, 5, 10*time.Second)
+	_, inFlight := recv.waitInFlightOn(t, []string{first.id}, 15*time.Second)
 	killedAt := s.kill(first)
 	disruptions = append(disruptions, killedAt)
 	leader, took := s.takeover(killedAt, 10*time.Second)
@@ -412,15 +423,24 @@ func TestReplicasFailover(t *testing.T) {
 	}
 	s.start(first.id) // back to three replicas
 
-	// 2. SIGKILL a follower 30 s into the window.
+	// 2. SIGKILL a follower 30 s into the window, once one has deliveries in flight.
 	time.Sleep(time.Until(start.Add(30 * time.Second)))
+	var followers []string
 	for _, p := range s.list() {
 		if p != leader {
-			disruptions = append(disruptions, s.kill(p))
-			s.start(p.id)
-			break
+			followers = append(followers, p.id)
 		}
 	}
+	victim, victimInFlight := recv.waitInFlightOn(t, followers, 15*time.Second)
+	var followerKilledAt time.Time
+	for _, p := range s.list() {
+		if p.id == victim {
+			followerKilledAt = s.kill(p)
+			disruptions = append(disruptions, followerKilledAt)
+			s.start(p.id)
+		}
+	}
+	t.Logf("follower %s killed with %d deliveries in flight", victim, victimInFlight)
 
 	// 3. Cut the leader's database connections 45 s into the window.
 	time.Sleep(time.Until(start.Add(45 * time.Second)))
@@ -488,20 +508,44 @@ func TestReplicasFailover(t *testing.T) {
 			}
 		}
 	}
-	// Every delivery in flight on the killed leader was never answered: it ran again.
-	atKill := 0
+	// Every delivery in flight on a killed replica was never answered: it ran again, once its
+	// lease ran out and the leader rescued it.
+	atKill, atFollowerKill := 0, 0
+	var rescued []time.Duration
 	for name, ds := range got {
-		if ds[0].arrived.Before(killedAt) && ds[0].answered.IsZero() {
-			atKill++
+		for _, k := range []struct {
+			id     string
+			at     time.Time
+			count  *int
+			rescue bool
+		}{{first.id, killedAt, &atKill, false}, {victim, followerKilledAt, &atFollowerKill, true}} {
+			d := ds[0]
+			if d.region != k.id || !d.arrived.Before(k.at) || !d.answered.IsZero() {
+				continue
+			}
+			*k.count++
 			if len(ds) < 2 {
-				t.Errorf("%s was in flight on the killed leader but did not run again", name)
+				t.Errorf("%s was in flight on the killed %s but did not run again", name, k.id)
+				continue
+			}
+			if k.rescue {
+				rescued = append(rescued, ds[1].arrived.Sub(k.at))
 			}
 		}
 	}
 	if atKill == 0 {
 		t.Errorf("no delivery was in flight on the killed leader: the kill tested nothing")
 	}
-	t.Logf("%d occurrences delivered, %d of them twice (in flight at a disruption; %d on the killed leader)", len(got), repeats, atKill)
+	if atFollowerKill == 0 {
+		t.Errorf("no delivery was in flight on the killed follower: the kill tested nothing")
+	}
+	sort.Slice(rescued, func(i, j int) bool { return rescued[i] < rescued[j] })
+	if len(rescued) > 0 {
+		t.Logf("the killed follower's %d deliveries in flight ran again %s to %s after the kill (median %s)", len(rescued),
+			rescued[0].Round(time.Millisecond), rescued[len(rescued)-1].Round(time.Millisecond), rescued[len(rescued)/2].Round(time.Millisecond))
+	}
+	t.Logf("%d occurrences delivered, %d of them twice (in flight at a disruption; %d on the killed leader, %d on the killed follower)",
+		len(got), repeats, atKill, atFollowerKill)
 
 	// The store's counts match: one execution per job, one Completed history entry, nothing
 	// unfinished, once the last records are committed.

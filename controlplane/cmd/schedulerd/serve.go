@@ -59,6 +59,7 @@ type serveConfig struct {
 	store          string        // "": SQLite in data; postgres://...: PostgreSQL, replicas
 	replicaID      string        // "": replica.DefaultID()
 	leaderTTL      time.Duration // the leadership's lease among replicas
+	executionLease time.Duration // an execution's lease on the replica that took it
 	publicURL      string
 	// Overload limits: --target-concurrency (0: workers/4), --max-connections,
 	// --max-in-flight, --max-in-flight-per-tenant (0: a quarter of max-in-flight), --body-timeout.
@@ -117,6 +118,7 @@ func parseServe(args []string, getenv func(string) string, stderr io.Writer) (se
 	fs.StringVar(&c.store, "store", env("SCHEDULERD_STORE", ""), "postgres://user@host/db?...: keep everything in PostgreSQL, shared by every replica given the same URL; empty: SQLite in <data>/scheduler.db [SCHEDULERD_STORE]")
 	fs.StringVar(&c.replicaID, "replica-id", env("SCHEDULERD_REPLICA_ID", ""), "this replica's id among replicas (default: hostname-pid-random; unique per live process) [SCHEDULERD_REPLICA_ID]")
 	leaderTTL := fs.String("leader-ttl", env("SCHEDULERD_LEADER_TTL", replica.DefaultTTL.String()), "how long a leader's lease lasts without renewal: a dead leader is replaced within about this long [SCHEDULERD_LEADER_TTL]")
+	execLease := fs.String("execution-lease", env("SCHEDULERD_EXECUTION_LEASE", dispatch.DefaultLease.String()), "how long an execution stays the replica's that took it without renewal (renewed every third of it): a dead replica's attempts run again elsewhere, with their execution tags, about this long after it died [SCHEDULERD_EXECUTION_LEASE]")
 	fs.StringVar(&c.publicURL, "public-url", env("SCHEDULERD_PUBLIC_URL", ""), "URL clients reach the API at (behind a proxy or on a wildcard address), used in nextLink; default: the address the connection arrived on, never the Host header [SCHEDULERD_PUBLIC_URL]")
 	if err := refuseSecretArgs(args); err != nil {
 		return c, err
@@ -165,6 +167,9 @@ func parseServe(args []string, getenv func(string) string, stderr io.Writer) (se
 	}
 	if c.leaderTTL, err = time.ParseDuration(*leaderTTL); err != nil || c.leaderTTL < 300*time.Millisecond {
 		return c, fmt.Errorf("--leader-ttl %q: want a duration of at least 300ms such as 3s", *leaderTTL)
+	}
+	if c.executionLease, err = time.ParseDuration(*execLease); err != nil || c.executionLease < 300*time.Millisecond {
+		return c, fmt.Errorf("--execution-lease %q: want a duration of at least 300ms such as 5s", *execLease)
 	}
 	if c.store != "" && !postgres.IsURL(c.store) {
 		return c, errors.New("--store: want a postgres:// or postgresql:// URL (or nothing: SQLite in --data)")
@@ -327,14 +332,12 @@ func serve(ctx context.Context, cfg *serveConfig, log *slog.Logger) error {
 		uiReplica ui.Replica          // nil: a single node (the dashboard's Health says so)
 	)
 	if cfg.store != "" {
-		// Replicas: the dispatcher runs on the leader only, one per term (see package replica).
+		// Replicas: the leader schedules and claims, one scheduler per term; every replica
+		// executes (see package replica).
+		dispatchConfig.Lease = cfg.executionLease
 		rep, err := replica.New(replica.Config{
 			Store: st, ID: cfg.replicaID, TTL: cfg.leaderTTL, Logger: log.With("component", "replica"), Registerer: reg,
-			NewDispatcher: func(term int64, dreg prometheus.Registerer, onStale func()) (*dispatch.Dispatcher, error) {
-				c := dispatchConfig
-				c.Registerer, c.Term, c.OnStaleTerm = dreg, term, onStale
-				return dispatch.New(c)
-			},
+			Dispatch: dispatchConfig,
 		})
 		if err != nil {
 			return err
