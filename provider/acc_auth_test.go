@@ -65,33 +65,35 @@ resource "scheduler_job" "cert" {
   job_collection_id = scheduler_job_collection.test.id
   name              = "with-certificate"
   start_time        = "2030-01-01T00:00:00Z"
-  action = {
+  action {
     type = "Https"
-    request = {
+    request {
       uri    = "https://reports.example.com/send"
       method = "POST"
-      authentication = {
-        client_certificate = {
+      authentication {
+        client_certificate {
           pfx      = %q
           password = %q
         }
       }
     }
   }
-  recurrence = { frequency = "Month" }
+  recurrence {
+    frequency = "Month"
+  }
 }
 
 resource "scheduler_job" "oauth" {
   job_collection_id = scheduler_job_collection.test.id
   name              = "with-oauth"
   start_time        = "2030-01-01T00:00:00Z"
-  action = {
+  action {
     type = "Https"
-    request = {
+    request {
       uri    = "https://batch.example.com/process"
       method = "POST"
-      authentication = {
-        active_directory_oauth = {
+      authentication {
+        active_directory_oauth {
           tenant    = "contoso.onmicrosoft.com"
           audience  = "https://batch.example.com"
           client_id = "3f2b6c1e-8a5d-4b8e-9b61-2c7f0a9d4e11"
@@ -100,7 +102,9 @@ resource "scheduler_job" "oauth" {
       }
     }
   }
-  recurrence = { frequency = "Day" }
+  recurrence {
+    frequency = "Day"
+  }
 }
 `, coll, pfx, pfxPassword, oauthSecret)
 }

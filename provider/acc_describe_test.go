@@ -22,9 +22,12 @@ resource "scheduler_job_collection" "test" {
 resource "scheduler_job" "test" {
   job_collection_id = scheduler_job_collection.test.id
   name              = "described"
-  action = {
-    type    = "http"
-    request = { uri = "http://127.0.0.1:9/", method = "get" }
+  action {
+    type = "http"
+    request {
+      uri    = "http://127.0.0.1:9/"
+      method = "get"
+    }
   }
   %s
 }
@@ -38,18 +41,33 @@ func TestAccJob_recurrenceDescription(t *testing.T) {
 	name := acctest.RandomWithPrefix("describe")
 	words := tfjsonpath.New("recurrence_description")
 	weekdays := `start_time = "2030-01-07T08:00:00"
-  recurrence = {
+  recurrence {
     frequency = "week"
     time_zone = "Europe/Berlin"
-    schedule  = { week_days = ["monday", "TUESDAY", "wednesday", "thursday", "friday"], hours = [17, 9], minutes = [0] }
+    schedule {
+      week_days = ["monday", "TUESDAY", "wednesday", "thursday", "friday"]
+      hours     = [17, 9]
+      minutes   = [0]
+    }
   }`
 	lastFriday := `start_time = "2030-01-01T00:00:00Z"
-  recurrence = {
+  recurrence {
     frequency = "month"
-    schedule  = { hours = [5], minutes = [15], monthly_occurrences = [{ day = "friday", occurrence = -1 }] }
+    schedule {
+      hours   = [5]
+      minutes = [15]
+      monthly_occurrences {
+        day        = "friday"
+        occurrence = -1
+      }
+    }
   }`
 	unknownStart := `start_time = scheduler_job_collection.test.id == "" ? "" : "2030-01-01T00:00:00Z"
-  recurrence = { frequency = "minute", interval = 15, count = 5 }`
+  recurrence {
+    frequency = "minute"
+    interval  = 15
+    count     = 5
+  }`
 	resource.Test(t, resource.TestCase{
 		ProtoV6ProviderFactories: protoV6Factories(),
 		Steps: []resource.TestStep{

@@ -49,14 +49,21 @@ resource "scheduler_job" %q {
   job_collection_id = scheduler_job_collection.test.id
   name              = %q
   start_time        = %q
-  action = {
-    type    = "Http"
-    request = { uri = "http://127.0.0.1:9/%s", method = "GET" }
+  action {
+    type = "Http"
+    request {
+      uri    = "http://127.0.0.1:9/%s"
+      method = "GET"
+    }
   }
-  recurrence = {
+  recurrence {
     frequency = "Week"
     end_time  = %q%s
-    schedule  = { week_days = ["Monday", "Friday"], hours = [7], minutes = [30] }
+    schedule {
+      week_days = ["Monday", "Friday"]
+      hours     = [7]
+      minutes   = [30]
+    }
   }
 }
 `, f.name, f.name, f.start, f.name, f.end, zone)

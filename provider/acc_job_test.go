@@ -46,38 +46,38 @@ resource "scheduler_job" "test" {
   name              = %q
   start_time        = %q
   state             = %q
-  action = {
+  action {
     type = %q
-    request = {
+    request {
       uri     = %q
       method  = %q
       body    = "{\"olderThanDays\":30}"
       headers = { %q = "application/json" }
-      authentication = {
-        basic = {
+      authentication {
+        basic {
           username = "ops"
           password = %q
         }
       }
     }
-    retry_policy = {
+    retry_policy {
       retry_type     = %q
       retry_interval = %q
       retry_count    = 3
     }
-    error_action = {
-      type    = %q
-      request = {
+    error_action {
+      type = %q
+      request {
         uri    = "http://example.com/notify"
         method = "POST"
       }
     }
   }
-  recurrence = {
+  recurrence {
     frequency = %q
     end_time  = %q
     time_zone = "Europe/Berlin"
-    schedule = {
+    schedule {
       week_days = %s
       hours     = %s
       minutes   = [30]
@@ -266,9 +266,9 @@ resource "scheduler_job_collection" "test" {
 resource "scheduler_job" "test" {
   job_collection_id = scheduler_job_collection.test.id
   name              = "once"
-  action = {
-    type    = "Http"
-    request = {
+  action {
+    type = "Http"
+    request {
       uri    = %q
       method = "POST"
       body   = %q
@@ -377,9 +377,12 @@ resource "scheduler_job" "test" {
   job_collection_id = scheduler_job_collection.test.id
   name              = "taken"
   start_time        = "2030-01-01T00:00:00Z"
-  action = {
-    type    = "Http"
-    request = { uri = "http://example.com/mine", method = "GET" }
+  action {
+    type = "Http"
+    request {
+      uri    = "http://example.com/mine"
+      method = "GET"
+    }
   }
 }
 `

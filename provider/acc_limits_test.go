@@ -29,16 +29,20 @@ resource "scheduler_job" "test" {
   job_collection_id = scheduler_job_collection.test.id
   name              = "bounded"
   start_time        = "2030-01-01T00:00:00Z"
-  action = {
-    type    = "http"
-    request = { uri = "http://example.com/", method = "get", body = "" }
+  action {
+    type = "http"
+    request {
+      uri    = "http://example.com/"
+      method = "get"
+      body   = ""
+    }
   }
-  recurrence = {
+  recurrence {
     frequency = "hour"
     interval  = 6
     count     = 5
     end_time  = "2030-01-01T12:00:00Z"
-    schedule  = {}
+    schedule {}
   }
 }
 `, coll),
@@ -62,15 +66,17 @@ resource "scheduler_job" %q {
   job_collection_id = scheduler_job_collection.test.id
   name              = %q
   start_time        = "2030-01-01T00:00:00Z"
-  action = {
-    type    = "Https"
-    request = {
+  action {
+    type = "Https"
+    request {
       uri    = "https://example.com/"
       method = "GET"
       %s
     }
   }
-  recurrence = { frequency = "Day" }
+  recurrence {
+    frequency = "Day"
+  }
 }
 `, name, name, auth)
 	}
@@ -96,7 +102,12 @@ resource "scheduler_job_collection" "test" {
 		resource.Test(t, resource.TestCase{
 			ProtoV6ProviderFactories: protoV6Factories(),
 			Steps: []resource.TestStep{{
-				Config:      collection("Free", 5) + job("one", `authentication = { basic = { username = "u", password = "p" } }`),
+				Config: collection("Free", 5) + job("one", `authentication {
+        basic {
+          username = "u"
+          password = "p"
+        }
+      }`),
 				ExpectError: regexp.MustCompile(`Resolve the conflict reported while creating job(?s:.*)409\s+Conflict:\s+the\s+collection's\s+sku\s+\(Free\)\s+does\s+not\s+allow\s+outbound(?s:.*)use\s+a\s+Standard\s+or\s+Premium\s+collection`),
 			}},
 		})

@@ -53,16 +53,16 @@ resource "scheduler_job_collection" "c" {
 resource "scheduler_job" "queue" {
   job_collection_id = scheduler_job_collection.c.id
   name              = "to-a-queue"
-  action = {
+  action {
     type = "storageQueue"
-    queue_message = {
+    queue_message {
       storage_account = %[3]q
       queue_name      = "jobs"
       sas_token       = %[4]q
       message         = "from tofu"
     }
   }
-  recurrence = {
+  recurrence {
     frequency = "Hour"
   }
 }
@@ -70,17 +70,17 @@ resource "scheduler_job" "queue" {
 resource "scheduler_job" "topic" {
   job_collection_id = scheduler_job_collection.c.id
   name              = "to-a-topic"
-  action = {
+  action {
     type = "ServiceBusTopic"
-    service_bus_topic_message = {
+    service_bus_topic_message {
       namespace  = "local-bus"
       topic_path = "amq.fanout"
       message    = "to every subscriber"
-      authentication = {
+      authentication {
         sas_key_name = %[5]q
         sas_key      = %[6]q
       }
-      brokered_message_properties = {
+      brokered_message_properties {
         label        = "from-tofu"
         time_to_live = "PT1H"
       }
@@ -88,20 +88,20 @@ resource "scheduler_job" "topic" {
         appname = "FromScheduler"
       }
     }
-    error_action = {
+    error_action {
       type = "ServiceBusQueue"
-      service_bus_queue_message = {
+      service_bus_queue_message {
         namespace  = "local-bus"
         queue_name = %[7]q
         message    = "failed"
-        authentication = {
+        authentication {
           sas_key_name = %[5]q
           sas_key      = %[6]q
         }
       }
     }
   }
-  recurrence = {
+  recurrence {
     frequency = "Hour"
   }
 }

@@ -39,17 +39,25 @@ terraform {
 
 data "scheduler_occurrences" "seed" {
   start_time = "2015-04-07T14:00:00Z"
-  recurrence = { frequency = "day", interval = 2 }
-  now        = "2015-04-08T13:00:00Z"
-  limit      = 3
+  recurrence {
+    frequency = "day"
+    interval  = 2
+  }
+  now   = "2015-04-08T13:00:00Z"
+  limit = 3
 }
 
 data "scheduler_occurrences" "last_friday" {
   start_time = "2026-01-01T17:00:00"
-  recurrence = {
+  recurrence {
     frequency = "month"
     time_zone = "Europe/Paris"
-    schedule  = { monthly_occurrences = [{ day = "friday", occurrence = -1 }] }
+    schedule {
+      monthly_occurrences {
+        day        = "friday"
+        occurrence = -1
+      }
+    }
   }
   now   = "2026-01-01T00:00:00Z"
   limit = 3
@@ -97,7 +105,12 @@ func TestAccOccurrences_invalidSchedule(t *testing.T) {
 				Config: `
 data "scheduler_occurrences" "bad" {
   start_time = "2026-01-01T00:00:00Z"
-  recurrence = { frequency = "month", schedule = { month_days = [1, 32] } }
+  recurrence {
+    frequency = "month"
+    schedule {
+      month_days = [1, 32]
+    }
+  }
 }
 `,
 				ExpectError: messageRE("recurrence.schedule.month_days[1]: 32 is outside -31..-1, 1..31"),
@@ -136,8 +149,13 @@ terraform {
 }
 
 data "scheduler_occurrences" "sundays" {
-  recurrence = { frequency = "week", schedule = { week_days = ["sunday"] } }
-  limit      = 3
+  recurrence {
+    frequency = "week"
+    schedule {
+      week_days = ["sunday"]
+    }
+  }
+  limit = 3
 }
 
 output "sundays" {

@@ -53,9 +53,11 @@ func TestAccProvider_missingSettings(t *testing.T) {
 				Config: `
 data "scheduler_occurrences" "hourly" {
   start_time = "2026-01-01T00:15:00Z"
-  recurrence = { frequency = "hour" }
-  now        = "2026-01-01T00:00:00Z"
-  limit      = 2
+  recurrence {
+    frequency = "hour"
+  }
+  now   = "2026-01-01T00:00:00Z"
+  limit = 2
 }
 `,
 				Check: resource.ComposeAggregateTestCheckFunc(

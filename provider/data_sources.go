@@ -87,7 +87,8 @@ func (d *jobDataSource) Metadata(_ context.Context, req datasource.MetadataReque
 }
 
 func (d *jobDataSource) Schema(_ context.Context, _ datasource.SchemaRequest, resp *datasource.SchemaResponse) {
-	attrs := dataSourceAttrs(jobSchema().Attributes, true)
+	js := jobSchema()
+	attrs := dataSourceBlockAttrs(js.Attributes, js.Blocks) // the job as read: all computed
 	attrs["job_collection_id"] = schema.StringAttribute{Required: true, MarkdownDescription: "ARM id of the job collection.", Validators: []validator.String{armID{}}}
 	attrs["name"] = schema.StringAttribute{Required: true, MarkdownDescription: "Name of the job."}
 	resp.Schema = schema.Schema{
@@ -266,13 +267,12 @@ func (d *occurrencesDataSource) Metadata(_ context.Context, req datasource.Metad
 }
 
 func (d *occurrencesDataSource) Schema(_ context.Context, _ datasource.SchemaRequest, resp *datasource.SchemaResponse) {
-	js := jobSchema().Attributes
+	js := jobSchema()
 	resp.Schema = schema.Schema{
 		MarkdownDescription: "Previews the next executions of a schedule, computed locally with the daemon's own engine " +
 			"(no daemon is needed): the same `start_time` and `recurrence` as `scheduler_job`, checked by the same rules.",
 		Attributes: map[string]schema.Attribute{
-			"start_time": dataSourceAttr(js["start_time"], false),
-			"recurrence": dataSourceAttr(js["recurrence"], false),
+			"start_time": dataSourceAttr(js.Attributes["start_time"], false),
 			"limit": schema.Int64Attribute{
 				Optional:            true,
 				MarkdownDescription: "How many executions to compute, 1 to 1000; default 10.",
@@ -296,6 +296,9 @@ func (d *occurrencesDataSource) Schema(_ context.Context, _ datasource.SchemaReq
 				Computed:            true,
 				MarkdownDescription: recurrenceDescriptionDoc,
 			},
+		},
+		Blocks: map[string]schema.Block{
+			"recurrence": dataSourceBlock(js.Blocks["recurrence"]),
 		},
 	}
 }

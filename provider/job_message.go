@@ -61,49 +61,52 @@ type brokeredPropsModel struct {
 	ViaPartitionKey         types.String `tfsdk:"via_partition_key"`
 }
 
-func queueMessageAttribute() schema.SingleNestedAttribute {
-	return schema.SingleNestedAttribute{
-		Optional:            true,
+func queueMessageBlock() schema.SingleNestedBlock {
+	return schema.SingleNestedBlock{
 		MarkdownDescription: "The message of a `StorageQueue` action: put on an Azure Storage queue (the daemon's `--storage-queue-endpoint`) in Azure Scheduler's `StorageQueueMessage` envelope.",
 		Attributes: map[string]schema.Attribute{
-			"storage_account": schema.StringAttribute{Required: true, MarkdownDescription: "Storage account name: 3 to 24 lower-case letters and digits."},
-			"queue_name":      schema.StringAttribute{Required: true, MarkdownDescription: "Queue name: 3 to 63 lower-case letters, digits and single hyphens."},
-			"sas_token": schema.StringAttribute{Required: true, Sensitive: true,
-				MarkdownDescription: "Shared access signature allowing Add on the queue (a query string with `sig=`, with or without `?`). Write-only in the API: kept from the configuration."},
-			"message": schema.StringAttribute{Required: true, MarkdownDescription: "The message, carried in the envelope's `Message` element."},
+			"storage_account": schema.StringAttribute{Optional: true, MarkdownDescription: "Required. Storage account name: 3 to 24 lower-case letters and digits."},
+			"queue_name":      schema.StringAttribute{Optional: true, MarkdownDescription: "Required. Queue name: 3 to 63 lower-case letters, digits and single hyphens."},
+			"sas_token": schema.StringAttribute{Optional: true, Sensitive: true,
+				MarkdownDescription: "Required. Shared access signature allowing Add on the queue (a query string with `sig=`, with or without `?`). Write-only in the API: kept from the configuration."},
+			"message": schema.StringAttribute{Optional: true, MarkdownDescription: "Required. The message, carried in the envelope's `Message` element."},
 		},
 	}
 }
 
-func serviceBusMessageAttribute(topic bool) schema.SingleNestedAttribute {
+func serviceBusMessageBlock(topic bool) schema.SingleNestedBlock {
 	entity, desc := "queue_name", "The message of a `ServiceBusQueue` action: sent to a Service Bus queue over AMQP 1.0 (the daemon's `--service-bus-*` settings)."
-	entityAttr := schema.StringAttribute{Required: true, MarkdownDescription: "Queue name, at most 260 characters."}
+	entityAttr := schema.StringAttribute{Optional: true, MarkdownDescription: "Required. Queue name, at most 260 characters."}
 	if topic {
 		entity, desc = "topic_path", "The message of a `ServiceBusTopic` action: sent to a Service Bus topic over AMQP 1.0 (the daemon's `--service-bus-*` settings)."
-		entityAttr = schema.StringAttribute{Required: true, MarkdownDescription: "Topic path, at most 260 characters."}
+		entityAttr = schema.StringAttribute{Optional: true, MarkdownDescription: "Required. Topic path, at most 260 characters."}
 	}
 	str := func(d string) schema.StringAttribute {
 		return schema.StringAttribute{Optional: true, MarkdownDescription: d}
 	}
-	return schema.SingleNestedAttribute{
-		Optional:            true,
+	return schema.SingleNestedBlock{
 		MarkdownDescription: desc,
 		Attributes: map[string]schema.Attribute{
-			"namespace":      schema.StringAttribute{Required: true, MarkdownDescription: "Service Bus namespace: 6 to 50 letters, digits and hyphens, starting with a letter."},
+			"namespace":      schema.StringAttribute{Optional: true, MarkdownDescription: "Required. Service Bus namespace: 6 to 50 letters, digits and hyphens, starting with a letter."},
 			entity:           entityAttr,
 			"message":        str("Message body (one AMQP data section, UTF-8)."),
 			"transport_type": str("`NotSpecified`, `NetMessaging` or `AMQP` (any case). Accepted for compatibility; the daemon always speaks AMQP 1.0."),
-			"authentication": schema.SingleNestedAttribute{
-				Required:            true,
-				MarkdownDescription: "Shared access key (type `SharedAccessKey`).",
+			"custom_message_properties": schema.MapAttribute{
+				Optional: true, ElementType: types.StringType,
+				MarkdownDescription: "Application properties of the message. The execution's metadata (`x-ms-execution-tag`, `x-ms-scheduler-jobid`, ...) is added and wins over a property of the same name.",
+			},
+		},
+		Blocks: map[string]schema.Block{
+			"authentication": schema.SingleNestedBlock{
+				// Required: the engine reports a missing block (validateJob), once.
+				MarkdownDescription: "Shared access key (type `SharedAccessKey`). Required.",
 				Attributes: map[string]schema.Attribute{
-					"sas_key_name": schema.StringAttribute{Required: true, MarkdownDescription: "Name of the shared access policy."},
-					"sas_key": schema.StringAttribute{Required: true, Sensitive: true,
-						MarkdownDescription: "The policy's key. Write-only in the API: kept from the configuration."},
+					"sas_key_name": schema.StringAttribute{Optional: true, MarkdownDescription: "Required. Name of the shared access policy."},
+					"sas_key": schema.StringAttribute{Optional: true, Sensitive: true,
+						MarkdownDescription: "Required. The policy's key. Write-only in the API: kept from the configuration."},
 				},
 			},
-			"brokered_message_properties": schema.SingleNestedAttribute{
-				Optional:            true,
+			"brokered_message_properties": schema.SingleNestedBlock{
 				MarkdownDescription: "System properties of the message, mapped to AMQP as Service Bus maps them.",
 				Attributes: map[string]schema.Attribute{
 					"content_type":               str("AMQP content-type."),
@@ -119,10 +122,6 @@ func serviceBusMessageAttribute(topic bool) schema.SingleNestedAttribute {
 					"to":                         str("AMQP to."),
 					"via_partition_key":          str("Message annotation `x-opt-via-partition-key`."),
 				},
-			},
-			"custom_message_properties": schema.MapAttribute{
-				Optional: true, ElementType: types.StringType,
-				MarkdownDescription: "Application properties of the message. The execution's metadata (`x-ms-execution-tag`, `x-ms-scheduler-jobid`, ...) is added and wins over a property of the same name.",
 			},
 		},
 	}

@@ -1,10 +1,8 @@
 package provider
 
 import (
-	"github.com/hashicorp/terraform-plugin-framework-validators/objectvalidator"
 	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
 	"github.com/hashicorp/terraform-plugin-framework/attr"
-	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringdefault"
@@ -65,31 +63,6 @@ func jobSchema() schema.Schema {
 				MarkdownDescription: "`Enabled` or `Disabled` (any case); default `Enabled`. The live state, which may also be `Completed` or `Faulted`, is `status.state`.",
 				Validators:          []validator.String{stringvalidator.OneOfCaseInsensitive(jobWritableStates...)},
 			},
-			"action": schema.SingleNestedAttribute{
-				Required:            true,
-				MarkdownDescription: "What the job does at each execution.",
-				Attributes: map[string]schema.Attribute{
-					"type":                      actionTypeAttribute(),
-					"request":                   requestAttribute(false),
-					"queue_message":             queueMessageAttribute(),
-					"service_bus_queue_message": serviceBusMessageAttribute(false),
-					"service_bus_topic_message": serviceBusMessageAttribute(true),
-					"retry_policy":              retryPolicyAttribute(),
-					"error_action": schema.SingleNestedAttribute{
-						Optional:            true,
-						MarkdownDescription: "Runs when the action still fails after its retries.",
-						Attributes: map[string]schema.Attribute{
-							"type":                      actionTypeAttribute(),
-							"request":                   requestAttribute(false),
-							"queue_message":             queueMessageAttribute(),
-							"service_bus_queue_message": serviceBusMessageAttribute(false),
-							"service_bus_topic_message": serviceBusMessageAttribute(true),
-							"retry_policy":              retryPolicyAttribute(),
-						},
-					},
-				},
-			},
-			"recurrence": recurrenceAttribute(),
 			"recurrence_description": schema.StringAttribute{
 				Computed:            true,
 				MarkdownDescription: recurrenceDescriptionDoc + " Known at plan time when `start_time` and `recurrence` are.",
@@ -107,38 +80,58 @@ func jobSchema() schema.Schema {
 				},
 			},
 		},
+		Blocks: map[string]schema.Block{
+			"action": schema.SingleNestedBlock{
+				MarkdownDescription: "What the job does at each execution. Required.",
+				Validators:          []validator.Object{requiredBlock{}},
+				Attributes:          map[string]schema.Attribute{"type": actionTypeAttribute()},
+				Blocks: map[string]schema.Block{
+					"request":                   requestBlock(),
+					"queue_message":             queueMessageBlock(),
+					"service_bus_queue_message": serviceBusMessageBlock(false),
+					"service_bus_topic_message": serviceBusMessageBlock(true),
+					"retry_policy":              retryPolicyBlock(),
+					"error_action": schema.SingleNestedBlock{
+						MarkdownDescription: "Runs when the action still fails after its retries.",
+						Attributes:          map[string]schema.Attribute{"type": actionTypeAttribute()},
+						Blocks: map[string]schema.Block{
+							"request":                   requestBlock(),
+							"queue_message":             queueMessageBlock(),
+							"service_bus_queue_message": serviceBusMessageBlock(false),
+							"service_bus_topic_message": serviceBusMessageBlock(true),
+							"retry_policy":              retryPolicyBlock(),
+						},
+					},
+				},
+			},
+			"recurrence": recurrenceBlock(),
+		},
 	}
 }
 
 func actionTypeAttribute() schema.StringAttribute {
 	return schema.StringAttribute{
-		Required:            true,
-		MarkdownDescription: "`Http`, `Https` (the URI's scheme must match), `StorageQueue`, `ServiceBusQueue` or `ServiceBusTopic` (any case). Exactly the block of the type is set: `request`, `queue_message`, `service_bus_queue_message` or `service_bus_topic_message`.",
+		Optional:            true,
+		MarkdownDescription: "Required. `Http`, `Https` (the URI's scheme must match), `StorageQueue`, `ServiceBusQueue` or `ServiceBusTopic` (any case). Exactly the block of the type is set: `request`, `queue_message`, `service_bus_queue_message` or `service_bus_topic_message`.",
 		Validators:          []validator.String{stringvalidator.OneOfCaseInsensitive(actionTypes...)},
 	}
 }
 
-func requestAttribute(required bool) schema.SingleNestedAttribute {
+// requestBlock is the HTTP request of an action or error action.
+func requestBlock() schema.SingleNestedBlock {
 	sensitive := func(desc string) schema.StringAttribute {
-		return schema.StringAttribute{Required: true, Sensitive: true, MarkdownDescription: desc + " Write-only in the API: kept from the configuration."}
+		return schema.StringAttribute{Optional: true, Sensitive: true, MarkdownDescription: "Required. " + desc + " Write-only in the API: kept from the configuration."}
 	}
-	oneAuth := objectvalidator.ExactlyOneOf(
-		path.MatchRelative().AtParent().AtName("basic"),
-		path.MatchRelative().AtParent().AtName("client_certificate"),
-		path.MatchRelative().AtParent().AtName("active_directory_oauth"),
-	)
-	return schema.SingleNestedAttribute{
-		Required:            required,
-		Optional:            !required,
+	return schema.SingleNestedBlock{
 		MarkdownDescription: "The HTTP request of an `Http` or `Https` action.",
 		Attributes: map[string]schema.Attribute{
 			"uri": schema.StringAttribute{
-				Required:            true,
-				MarkdownDescription: "Absolute URI; its scheme matches the action type. At most 2,048 characters.",
+				Optional:            true,
+				MarkdownDescription: "Required. Absolute URI; its scheme matches the action type. At most 2,048 characters.",
 			},
 			"method": schema.StringAttribute{
-				Required:            true,
-				MarkdownDescription: "HTTP method: `GET`, `HEAD`, `POST`, `PUT`, `PATCH`, `DELETE` or `OPTIONS` (any case).",
+				Optional:            true,
+				MarkdownDescription: "Required. HTTP method: `GET`, `HEAD`, `POST`, `PUT`, `PATCH`, `DELETE` or `OPTIONS` (any case).",
 				Validators:          []validator.String{stringvalidator.OneOfCaseInsensitive(httpMethods...)},
 			},
 			"body": schema.StringAttribute{
@@ -150,23 +143,21 @@ func requestAttribute(required bool) schema.SingleNestedAttribute {
 				ElementType:         types.StringType,
 				MarkdownDescription: "Request headers: at most 50, 4,096 characters in all.",
 			},
-			"authentication": schema.SingleNestedAttribute{
-				Optional:            true,
-				MarkdownDescription: "Outbound authentication: exactly one of `basic`, `client_certificate`, `active_directory_oauth`. Not allowed in `Free` collections.",
-				Attributes: map[string]schema.Attribute{
-					"basic": schema.SingleNestedAttribute{
-						Optional:            true,
+		},
+		Blocks: map[string]schema.Block{
+			"authentication": schema.SingleNestedBlock{
+				MarkdownDescription: "Outbound authentication: exactly one block of `basic`, `client_certificate`, `active_directory_oauth`. Not allowed in `Free` collections.",
+				Validators:          []validator.Object{exactlyOneBlock{"basic", "client_certificate", "active_directory_oauth"}},
+				Blocks: map[string]schema.Block{
+					"basic": schema.SingleNestedBlock{
 						MarkdownDescription: "HTTP Basic authentication.",
-						Validators:          []validator.Object{oneAuth},
 						Attributes: map[string]schema.Attribute{
-							"username": schema.StringAttribute{Required: true, MarkdownDescription: "User name."},
+							"username": schema.StringAttribute{Optional: true, MarkdownDescription: "Required. User name."},
 							"password": sensitive("Password."),
 						},
 					},
-					"client_certificate": schema.SingleNestedAttribute{
-						Optional:            true,
+					"client_certificate": schema.SingleNestedBlock{
 						MarkdownDescription: "TLS client certificate.",
-						Validators:          []validator.Object{oneAuth},
 						Attributes: map[string]schema.Attribute{
 							"pfx": sensitive("Base64 PKCS#12 file with the certificate and its private key (`filebase64(\"client.pfx\")`)."),
 							"password": schema.StringAttribute{
@@ -178,14 +169,12 @@ func requestAttribute(required bool) schema.SingleNestedAttribute {
 							"certificate_subject_name":    schema.StringAttribute{Computed: true, MarkdownDescription: "Subject of the certificate."},
 						},
 					},
-					"active_directory_oauth": schema.SingleNestedAttribute{
-						Optional:            true,
+					"active_directory_oauth": schema.SingleNestedBlock{
 						MarkdownDescription: "OAuth 2 client-credentials token (Azure Active Directory or any compatible authority).",
-						Validators:          []validator.Object{oneAuth},
 						Attributes: map[string]schema.Attribute{
-							"tenant":    schema.StringAttribute{Required: true, MarkdownDescription: "Tenant (directory) id or name."},
-							"audience":  schema.StringAttribute{Required: true, MarkdownDescription: "Audience (resource) of the token."},
-							"client_id": schema.StringAttribute{Required: true, MarkdownDescription: "Client (application) id."},
+							"tenant":    schema.StringAttribute{Optional: true, MarkdownDescription: "Required. Tenant (directory) id or name."},
+							"audience":  schema.StringAttribute{Optional: true, MarkdownDescription: "Required. Audience (resource) of the token."},
+							"client_id": schema.StringAttribute{Optional: true, MarkdownDescription: "Required. Client (application) id."},
 							"secret":    sensitive("Client secret."),
 						},
 					},
@@ -195,14 +184,13 @@ func requestAttribute(required bool) schema.SingleNestedAttribute {
 	}
 }
 
-func retryPolicyAttribute() schema.SingleNestedAttribute {
-	return schema.SingleNestedAttribute{
-		Optional:            true,
+func retryPolicyBlock() schema.SingleNestedBlock {
+	return schema.SingleNestedBlock{
 		MarkdownDescription: "How a failed attempt is retried. Without it: `Fixed`, every 30 seconds, 4 times.",
 		Attributes: map[string]schema.Attribute{
 			"retry_type": schema.StringAttribute{
-				Required:            true,
-				MarkdownDescription: "`None` or `Fixed` (any case).",
+				Optional:            true,
+				MarkdownDescription: "`None` or `Fixed` (any case); default `Fixed`.",
 				Validators:          []validator.String{stringvalidator.OneOfCaseInsensitive(retryTypes...)},
 			},
 			"retry_interval": schema.StringAttribute{
@@ -217,14 +205,16 @@ func retryPolicyAttribute() schema.SingleNestedAttribute {
 	}
 }
 
-func recurrenceAttribute() schema.SingleNestedAttribute {
-	return schema.SingleNestedAttribute{
-		Optional:            true,
+// recurrenceBlock is the recurrence of scheduler_job and of the scheduler_occurrences data
+// source. It and its schedule are blocks, not object attributes, so that OpenTofu and Terraform
+// show a diagnostic's line: they follow a diagnostic's path into nested blocks only.
+func recurrenceBlock() schema.SingleNestedBlock {
+	return schema.SingleNestedBlock{
 		MarkdownDescription: "When the job repeats. Without it the job runs once.",
 		Attributes: map[string]schema.Attribute{
 			"frequency": schema.StringAttribute{
-				Required:            true,
-				MarkdownDescription: "`Minute`, `Hour`, `Day`, `Week` or `Month` (any case).",
+				Optional:            true,
+				MarkdownDescription: "Required. `Minute`, `Hour`, `Day`, `Week` or `Month` (any case).",
 				Validators:          []validator.String{stringvalidator.OneOfCaseInsensitive(frequencies...)},
 			},
 			"interval": schema.Int64Attribute{
@@ -243,8 +233,9 @@ func recurrenceAttribute() schema.SingleNestedAttribute {
 				Optional:            true,
 				MarkdownDescription: "IANA time zone (`Europe/Berlin`): times without offset are wall clock there, and the schedule follows its daylight saving.",
 			},
-			"schedule": schema.SingleNestedAttribute{
-				Optional:            true,
+		},
+		Blocks: map[string]schema.Block{
+			"schedule": schema.SingleNestedBlock{
 				MarkdownDescription: "Advanced schedule: which minutes, hours, week days and month days within each period.",
 				Attributes: map[string]schema.Attribute{
 					"minutes": schema.ListAttribute{
@@ -264,10 +255,11 @@ func recurrenceAttribute() schema.SingleNestedAttribute {
 						Optional: true, ElementType: types.Int64Type,
 						MarkdownDescription: "Days of the month, 1 to 31 or -31 to -1 (-1 is the last day), `Month` frequency only.",
 					},
-					"monthly_occurrences": schema.ListNestedAttribute{
-						Optional:            true,
-						MarkdownDescription: "Week days of the month (`Month` frequency only), such as the last Friday.",
-						NestedObject: schema.NestedAttributeObject{
+				},
+				Blocks: map[string]schema.Block{
+					"monthly_occurrences": schema.ListNestedBlock{
+						MarkdownDescription: "A week day of the month (`Month` frequency only), such as the last Friday: one block per day.",
+						NestedObject: schema.NestedBlockObject{
 							Attributes: map[string]schema.Attribute{
 								"day": schema.StringAttribute{
 									Required:            true,

@@ -24,12 +24,15 @@ func validateAction(t *testing.T, action map[string]any) []string {
 		t.Fatalf("schema: %v %v", err, schemas.Diagnostics)
 	}
 	typ := schemas.ResourceSchemas["scheduler_job"].ValueType()
-	config := objectOf(t, typ, map[string]any{
+	fields := map[string]any{
 		"job_collection_id": tfStr("/subscriptions/default/resourceGroups/default/providers/Microsoft.Scheduler/jobCollections/plan-only"),
 		"name":              tfStr("msg"),
 		"start_time":        tfStr("2026-02-02T10:00:00Z"),
-		"action":            action,
-	})
+	}
+	if action != nil {
+		fields["action"] = action
+	}
+	config := objectOf(t, typ, fields)
 	dv, err := tfprotov6.NewDynamicValue(typ, config)
 	if err != nil {
 		t.Fatal(err)
@@ -68,6 +71,11 @@ func TestMessageActionsAtPlanTime(t *testing.T) {
 			`Invalid action.queue_message: is required for a StorageQueue action | AttributeName("action").AttributeName("queue_message")`,
 			`Invalid action.service_bus_queue_message: is not allowed with a StorageQueue action (it takes queue_message) | AttributeName("action").AttributeName("service_bus_queue_message")`,
 		}},
+		{"a Service Bus message without authentication: one error", map[string]any{"type": tfStr("ServiceBusQueue"),
+			"service_bus_queue_message": map[string]any{"namespace": tfStr("my-namespace"), "queue_name": tfStr("q1"), "message": tfStr("m")}}, []string{
+			`Invalid action.service_bus_queue_message.authentication: is required (type SharedAccessKey with sas_key_name and sas_key) | AttributeName("action").AttributeName("service_bus_queue_message").AttributeName("authentication")`,
+		}},
+		{"no action block", nil, []string{`Missing action block | AttributeName("action")`}},
 		{"no block", map[string]any{"type": tfStr("ServiceBusQueue")}, []string{
 			`Invalid action.service_bus_queue_message: is required for a ServiceBusQueue action | AttributeName("action").AttributeName("service_bus_queue_message")`,
 		}},

@@ -27,8 +27,10 @@ func (f *occurrencesFunction) Definition(_ context.Context, _ function.Definitio
 		Summary: "Next executions of a schedule, computed locally with the daemon's engine",
 		MarkdownDescription: "Returns the next `count` executions (RFC 3339, in the rule's zone) of a job with this `start_time` " +
 			"and `recurrence`, created at `now` (default: the current time), exactly as the daemon will run them. " +
-			"No daemon is needed. `recurrence` is an object with the attributes of `scheduler_job`'s `recurrence` " +
-			"(`{ frequency = \"Week\", schedule = { week_days = [\"Monday\"], hours = [9] } }`), or `{}` for a one-off job. " +
+			"No daemon is needed. `recurrence` is the content of `scheduler_job`'s `recurrence` block as an object value " +
+			"(a function takes values, not blocks): `schedule` is an object and `monthly_occurrences` a list of objects " +
+			"(`{ frequency = \"Month\", schedule = { hours = [9], monthly_occurrences = [{ day = \"Friday\", occurrence = -1 }] } }`), " +
+			"or `{}` for a one-off job. " +
 			"An invalid schedule is an error naming the attribute, with the daemon's message.",
 		Parameters: []function.Parameter{
 			function.StringParameter{

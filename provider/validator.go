@@ -3,6 +3,7 @@ package provider
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 
@@ -62,5 +63,65 @@ func (v armName) ValidateString(_ context.Context, req validator.StringRequest, 
 	}
 	if err := arm.Check(v.kind, req.ConfigValue.ValueString()); err != nil {
 		resp.Diagnostics.AddAttributeError(req.Path, "Fix "+req.Path.String()+": use a valid "+v.kind.String(), err.Error())
+	}
+}
+
+// requiredBlock makes a top-level block required: the framework cannot mark a block required
+// (a missing block is a null object). An unknown value (a dynamic block over a value known only
+// after apply) waits.
+type requiredBlock struct{}
+
+var _ validator.Object = requiredBlock{}
+
+func (v requiredBlock) Description(context.Context) string { return "the block is required" }
+
+func (v requiredBlock) MarkdownDescription(ctx context.Context) string { return v.Description(ctx) }
+
+func (v requiredBlock) ValidateObject(_ context.Context, req validator.ObjectRequest, resp *validator.ObjectResponse) {
+	if !req.ConfigValue.IsNull() {
+		return
+	}
+	resp.Diagnostics.AddAttributeError(req.Path, "Missing "+req.Path.String()+" block",
+		fmt.Sprintf("A %s { ... } block is required.", req.Path.String()))
+}
+
+// exactlyOneBlock checks that a block holds exactly one of the nested blocks names (the
+// authentication types), as one diagnostic on the block. Validators on the nested blocks would
+// run when the block is absent too, and report the same mistake once per nested block.
+type exactlyOneBlock []string
+
+var _ validator.Object = exactlyOneBlock{}
+
+func (v exactlyOneBlock) Description(context.Context) string {
+	return "exactly one of the blocks " + strings.Join(v, ", ")
+}
+
+func (v exactlyOneBlock) MarkdownDescription(ctx context.Context) string { return v.Description(ctx) }
+
+func (v exactlyOneBlock) ValidateObject(_ context.Context, req validator.ObjectRequest, resp *validator.ObjectResponse) {
+	if req.ConfigValue.IsNull() || req.ConfigValue.IsUnknown() {
+		return
+	}
+	attrs := req.ConfigValue.Attributes()
+	var set []string
+	for _, name := range v {
+		a, ok := attrs[name]
+		switch {
+		case !ok || a.IsNull():
+		case a.IsUnknown():
+			return // a dynamic block over a value known only after apply: wait
+		default:
+			set = append(set, name)
+		}
+	}
+	switch len(set) {
+	case 1:
+		return
+	case 0:
+		resp.Diagnostics.AddAttributeError(req.Path, "Missing block in "+req.Path.String()+": set one of "+strings.Join(v, ", "),
+			fmt.Sprintf("%s holds none of the blocks %s; it needs exactly one.", req.Path, strings.Join(v, ", ")))
+	default:
+		resp.Diagnostics.AddAttributeError(req.Path, "Invalid "+req.Path.String()+": set only one of "+strings.Join(v, ", "),
+			fmt.Sprintf("%s holds %d blocks (%s); it takes exactly one.", req.Path, len(set), strings.Join(set, ", ")))
 	}
 }

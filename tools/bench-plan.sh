@@ -64,20 +64,24 @@ resource "scheduler_job" "job" {
   job_collection_id = scheduler_job_collection.bench.id
   name              = "job-\${count.index}"
   start_time        = "2030-01-01T00:00:00"
-  action = {
+  action {
     type = "Https"
-    request = {
+    request {
       uri     = "https://example.com/hooks/\${count.index}"
       method  = "POST"
       headers = { "Content-Type" = "application/json" }
       body    = jsonencode({ job = count.index })
     }
-    retry_policy = { retry_type = "Fixed", retry_interval = "PT1M", retry_count = 3 }
+    retry_policy {
+      retry_type     = "Fixed"
+      retry_interval = "PT1M"
+      retry_count    = 3
+    }
   }
-  recurrence = {
+  recurrence {
     frequency = "Week"
     time_zone = "Europe/Berlin"
-    schedule = {
+    schedule {
       week_days = ["Monday", "Wednesday", "Friday"]
       hours     = [$1]
       minutes   = [count.index % 60]

@@ -25,9 +25,9 @@ resource "scheduler_job_collection" "demo" {
 resource "scheduler_job" "hello" {
   job_collection_id = scheduler_job_collection.demo.id
   name              = "hello"
-  action = {
+  action {
     type = "Http"
-    request = {
+    request {
       uri    = "${var.receiver_url}/hello"
       method = "POST"
       body   = "hello from the scheduler"
@@ -40,9 +40,9 @@ resource "scheduler_job" "heartbeat" {
   job_collection_id = scheduler_job_collection.demo.id
   name              = "heartbeat"
   start_time        = "2026-01-01T00:00:00Z"
-  action = {
+  action {
     type = "Http"
-    request = {
+    request {
       uri    = "${var.receiver_url}/heartbeat"
       method = "POST"
       body   = "still here"
@@ -50,13 +50,13 @@ resource "scheduler_job" "heartbeat" {
         "Content-Type" = "text/plain"
       }
     }
-    retry_policy = {
+    retry_policy {
       retry_type     = "Fixed"
       retry_interval = "PT30S"
       retry_count    = 2
     }
   }
-  recurrence = {
+  recurrence {
     frequency = "Minute"
     interval  = 1
   }
@@ -67,17 +67,17 @@ resource "scheduler_job" "nightly_cleanup" {
   job_collection_id = scheduler_job_collection.demo.id
   name              = "nightly-cleanup"
   start_time        = "2026-01-01T02:30:00"
-  action = {
+  action {
     type = "Http"
-    request = {
+    request {
       uri    = "${var.receiver_url}/cleanup"
       method = "DELETE"
     }
   }
-  recurrence = {
+  recurrence {
     frequency = "Day"
     time_zone = "Europe/Berlin"
-    schedule = {
+    schedule {
       hours   = [2]
       minutes = [30]
     }
@@ -89,20 +89,23 @@ resource "scheduler_job" "month_end_report" {
   job_collection_id = scheduler_job_collection.demo.id
   name              = "month-end-report"
   start_time        = "2026-01-01T00:00:00Z"
-  action = {
+  action {
     type = "Http"
-    request = {
+    request {
       uri    = "${var.receiver_url}/report"
       method = "POST"
       body   = "{\"report\":\"month-end\"}"
     }
   }
-  recurrence = {
+  recurrence {
     frequency = "Month"
-    schedule = {
-      hours               = [17]
-      minutes             = [0]
-      monthly_occurrences = [{ day = "Friday", occurrence = -1 }]
+    schedule {
+      hours   = [17]
+      minutes = [0]
+      monthly_occurrences {
+        day        = "Friday"
+        occurrence = -1
+      }
     }
   }
 }
@@ -114,12 +117,6 @@ data "scheduler_job" "heartbeat" {
 
 data "scheduler_job_history" "heartbeat" {
   job_id = scheduler_job.heartbeat.id
-}
-
-data "scheduler_occurrences" "month_end_report" {
-  start_time = scheduler_job.month_end_report.start_time
-  recurrence = scheduler_job.month_end_report.recurrence
-  limit      = 3
 }
 
 output "heartbeat_status" {
@@ -134,7 +131,8 @@ output "heartbeat_history" {
 
 output "month_end_report_next" {
   description = "The next three runs of the month-end report, computed by the engine."
-  value       = data.scheduler_occurrences.month_end_report.times
+  # A recurrence block is not a value a data source's block can take; the function takes it.
+  value = provider::scheduler::occurrences(scheduler_job.month_end_report.start_time, scheduler_job.month_end_report.recurrence, 3)
 }
 
 output "hello_status" {

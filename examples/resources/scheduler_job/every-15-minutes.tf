@@ -4,18 +4,18 @@ resource "scheduler_job" "fetch_rates" {
   name              = "fetch-rates"
   start_time        = "2026-01-01T00:00:00Z"
 
-  action = {
+  action {
     type = "Https"
-    request = {
+    request {
       uri    = "https://api.example.com/rates/refresh"
       method = "POST"
     }
-    retry_policy = {
+    retry_policy {
       retry_type = "None"
     }
   }
 
-  recurrence = {
+  recurrence {
     frequency = "Minute"
     interval  = 15
   }

@@ -5,13 +5,13 @@ resource "scheduler_job" "monthly_report" {
   name              = "monthly-report"
   start_time        = "2026-01-01T16:00:00"
 
-  action = {
+  action {
     type = "Https"
-    request = {
+    request {
       uri    = "https://reports.example.com/monthly/send"
       method = "POST"
-      authentication = {
-        client_certificate = {
+      authentication {
+        client_certificate {
           pfx      = var.reports_client_pfx # filebase64("reports-client.pfx")
           password = var.pfx_password
         }
@@ -19,11 +19,14 @@ resource "scheduler_job" "monthly_report" {
     }
   }
 
-  recurrence = {
+  recurrence {
     frequency = "Month"
     time_zone = "Europe/London"
-    schedule = {
-      monthly_occurrences = [{ day = "Friday", occurrence = -1 }]
+    schedule {
+      monthly_occurrences {
+        day        = "Friday"
+        occurrence = -1
+      }
     }
   }
 }

@@ -4,18 +4,18 @@ resource "scheduler_job" "monthly_archive" {
   name              = "monthly-archive"
   start_time        = "2026-02-01T03:00:00Z"
 
-  action = {
+  action {
     type = "Https"
-    request = {
+    request {
       uri    = "https://api.example.com/orders/archive"
       method = "POST"
     }
   }
 
-  recurrence = {
+  recurrence {
     frequency = "Month"
     count     = 24
-    schedule = {
+    schedule {
       month_days = [1]
     }
   }

@@ -9,30 +9,30 @@ resource "scheduler_job" "nightly_cleanup" {
   name              = "nightly-cleanup"
   start_time        = "2026-01-01T02:30:00"
 
-  action = {
+  action {
     type = "Https"
-    request = {
+    request {
       uri    = "https://api.example.com/admin/sessions/purge"
       method = "POST"
       body   = jsonencode({ olderThanDays = 30 })
       headers = {
         "Content-Type" = "application/json"
       }
-      authentication = {
-        basic = {
+      authentication {
+        basic {
           username = "scheduler"
           password = var.cleanup_password
         }
       }
     }
-    retry_policy = {
+    retry_policy {
       retry_type     = "Fixed"
       retry_interval = "PT5M"
       retry_count    = 3
     }
-    error_action = {
+    error_action {
       type = "Https"
-      request = {
+      request {
         uri    = "https://oncall.example.com/hooks/scheduler"
         method = "POST"
         body   = "nightly-cleanup failed"
@@ -40,7 +40,7 @@ resource "scheduler_job" "nightly_cleanup" {
     }
   }
 
-  recurrence = {
+  recurrence {
     frequency = "Day"
     time_zone = "Europe/Berlin"
   }

@@ -7,17 +7,17 @@ resource "scheduler_job" "morning_orders" {
   name              = "morning-orders"
   start_time        = "2026-01-05T08:00:00"
 
-  action = {
+  action {
     type = "ServiceBusTopic"
-    service_bus_topic_message = {
+    service_bus_topic_message {
       namespace  = "contoso-orders"
       topic_path = "orders"
       message    = jsonencode({ batch = "morning" })
-      authentication = {
+      authentication {
         sas_key_name = "SchedulerSend"
         sas_key      = var.orders_sas_key
       }
-      brokered_message_properties = {
+      brokered_message_properties {
         content_type = "application/json"
         label        = "morning-batch"
         time_to_live = "PT2H"
@@ -27,13 +27,13 @@ resource "scheduler_job" "morning_orders" {
       }
     }
 
-    error_action = {
+    error_action {
       type = "ServiceBusQueue"
-      service_bus_queue_message = {
+      service_bus_queue_message {
         namespace  = "contoso-orders"
         queue_name = "scheduler-errors"
         message    = "the morning orders could not be published"
-        authentication = {
+        authentication {
           sas_key_name = "SchedulerSend"
           sas_key      = var.orders_sas_key
         }
@@ -41,10 +41,10 @@ resource "scheduler_job" "morning_orders" {
     }
   }
 
-  recurrence = {
+  recurrence {
     frequency = "Week"
     time_zone = "Europe/Berlin"
-    schedule = {
+    schedule {
       week_days = ["Monday", "Tuesday", "Wednesday", "Thursday", "Friday"]
       hours     = [8]
       minutes   = [0]

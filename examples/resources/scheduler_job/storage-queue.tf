@@ -5,22 +5,22 @@ resource "scheduler_job" "hourly_report" {
   job_collection_id = scheduler_job_collection.ops.id
   name              = "hourly-report"
 
-  action = {
+  action {
     type = "StorageQueue"
-    queue_message = {
+    queue_message {
       storage_account = "opsstorage"
       queue_name      = "reports"
       sas_token       = var.reports_queue_sas # a SAS allowing Add on the queue
       message         = jsonencode({ report = "hourly" })
     }
-    retry_policy = {
+    retry_policy {
       retry_type     = "Fixed"
       retry_interval = "PT1M"
       retry_count    = 3
     }
   }
 
-  recurrence = {
+  recurrence {
     frequency = "Hour"
     interval  = 1
   }

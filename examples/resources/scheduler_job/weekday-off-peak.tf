@@ -5,13 +5,13 @@ resource "scheduler_job" "off_peak_processing" {
   name              = "off-peak-processing"
   start_time        = "2026-01-05T00:00:00"
 
-  action = {
+  action {
     type = "Https"
-    request = {
+    request {
       uri    = "https://batch.example.com/uploads/process"
       method = "POST"
-      authentication = {
-        active_directory_oauth = {
+      authentication {
+        active_directory_oauth {
           tenant    = "contoso.onmicrosoft.com"
           audience  = "https://batch.example.com"
           client_id = "3f2b6c1e-8a5d-4b8e-9b61-2c7f0a9d4e11"
@@ -21,11 +21,11 @@ resource "scheduler_job" "off_peak_processing" {
     }
   }
 
-  recurrence = {
+  recurrence {
     frequency = "Week"
     end_time  = "2026-12-31"
     time_zone = "America/New_York"
-    schedule = {
+    schedule {
       week_days = ["Monday", "Tuesday", "Wednesday", "Thursday", "Friday"]
       hours     = [2, 22]
       minutes   = [0]
