@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -150,8 +149,7 @@ func (d *Driver) JobPut(ctx context.Context, params store.JobPutParams) (*store.
 	if params.ExpectVersion > 0 {
 		d.jobPutAlone(ctx, r)
 	} else {
-		r.wake = make(chan struct{}, 1)
-		d.puts.run(d, r)
+		d.puts.Do(r, d.jobPutGroup)
 	}
 	if r.err != nil {
 		return nil, false, fmt.Errorf("job put: %w", r.err)
@@ -179,16 +177,6 @@ func (d *Driver) jobPutAlone(ctx context.Context, r *putRequest) {
 	r.out, r.err = nil, fmt.Errorf("job %s: changed concurrently %d times: %w", r.params.Job.Key.Name, maxPutRaces, store.ErrConflict)
 }
 
-// putQueue commits concurrent writes that may create jobs together (group commit), as the
-// SQLite driver does: the first caller to find no group running leads; it takes every request
-// queued, runs them in one implicit transaction (one pipelined round trip), hands the lead to the
-// first request queued meanwhile, then wakes the requests it ran.
-type putQueue struct {
-	mu      sync.Mutex
-	pending []*putRequest
-	busy    bool // a leader is running a group
-}
-
 // putRequest is one JobPut waiting for its group.
 type putRequest struct {
 	ctx    context.Context // the caller's, checked when its group starts
@@ -198,52 +186,10 @@ type putRequest struct {
 	out     *store.Job // properties left to the caller
 	created bool
 	err     error
-
-	lead bool          // set (under putQueue.mu) when the request is to lead the next group
-	wake chan struct{} // receives once: the result is ready, or lead is set
 }
 
 // maxPutGroup bounds the requests of one transaction.
 const maxPutGroup = 256
-
-func (q *putQueue) run(d *Driver, r *putRequest) {
-	q.mu.Lock()
-	q.pending = append(q.pending, r)
-	lead := !q.busy
-	q.busy = true
-	q.mu.Unlock()
-	if !lead {
-		<-r.wake
-		if !r.lead {
-			return
-		}
-	}
-	q.mu.Lock()
-	n := min(len(q.pending), maxPutGroup)
-	group := q.pending[:n:n]
-	q.pending = q.pending[n:]
-	q.mu.Unlock()
-
-	d.jobPutGroup(group)
-
-	q.mu.Lock()
-	var next *putRequest
-	if len(q.pending) > 0 {
-		next = q.pending[0]
-		next.lead = true
-	} else {
-		q.busy = false
-	}
-	q.mu.Unlock()
-	if next != nil {
-		next.wake <- struct{}{}
-	}
-	for _, g := range group {
-		if g != r {
-			g.wake <- struct{}{}
-		}
-	}
-}
 
 // jobPutGroup runs a group. A request whose context is done is skipped. A group of one is a
 // statement on its own. A larger group is one implicit transaction, its statements in the order

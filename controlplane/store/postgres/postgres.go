@@ -16,6 +16,7 @@ import (
 	"embed"
 	"errors"
 	"fmt"
+	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/store/groupcommit"
 	"path"
 	"sort"
 	"strconv"
@@ -35,8 +36,8 @@ var migrations embed.FS
 // Driver is a store.Driver on a PostgreSQL database.
 type Driver struct {
 	pool    *pgxpool.Pool
-	channel string   // the NOTIFY channel of this schema
-	puts    putQueue // job writes that may create, committed in groups (jobput.go)
+	channel string                         // the NOTIFY channel of this schema
+	puts    groupcommit.Queue[*putRequest] // job writes that may create, committed in groups (jobput.go)
 }
 
 var (
@@ -79,6 +80,7 @@ func OpenConfig(ctx context.Context, cfg *pgxpool.Config) (*Driver, error) {
 		return nil, fmt.Errorf("postgres: %w", err)
 	}
 	d := &Driver{pool: pool}
+	d.puts.Max = maxPutGroup
 	if err := d.migrate(ctx); err != nil {
 		pool.Close()
 		return nil, fmt.Errorf("postgres: %w", err)

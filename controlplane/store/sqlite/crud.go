@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"sync"
 
 	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/store"
 )
@@ -280,8 +279,8 @@ func (d *Driver) JobPut(ctx context.Context, params store.JobPutParams) (*store.
 	if err != nil {
 		return nil, false, fmt.Errorf("job put: properties: %w", err)
 	}
-	r := &putRequest{ctx: ctx, params: params, body: string(body), wake: make(chan struct{}, 1)}
-	d.puts.run(d, r)
+	r := &putRequest{ctx: ctx, params: params, body: string(body)}
+	d.puts.Do(r, d.jobPutBatch)
 	if r.err != nil {
 		return nil, false, fmt.Errorf("job put: %w", r.err)
 	}
@@ -290,18 +289,6 @@ func (d *Driver) JobPut(ctx context.Context, params store.JobPutParams) (*store.
 		return nil, false, fmt.Errorf("job put: job %d properties: %w", r.out.ID, err)
 	}
 	return r.out, r.created, nil
-}
-
-// putQueue commits concurrent job writes together (group commit): the first caller to find no
-// batch running leads; it takes every request queued, runs them one after the other in one
-// transaction, hands the lead to the first request queued meanwhile, then wakes the requests it
-// ran. A batch holds the writer once and commits once instead of once per job, so PUTs from many
-// clients cost less each and wait less for the writer. The requests of a batch run in order, each
-// seeing the writes of those before it, as if they had been committed one by one.
-type putQueue struct {
-	mu      sync.Mutex
-	pending []*putRequest
-	busy    bool // a leader is running a batch
 }
 
 // putRequest is one JobPut waiting for its batch.
@@ -313,52 +300,10 @@ type putRequest struct {
 	out     *store.Job // properties left to the caller
 	created bool
 	err     error
-
-	lead bool          // set (under putQueue.mu) when the request is to lead the next batch
-	wake chan struct{} // receives once: the result is ready, or lead is set
 }
 
 // maxPutBatch bounds the requests of one transaction.
 const maxPutBatch = 256
-
-func (q *putQueue) run(d *Driver, r *putRequest) {
-	q.mu.Lock()
-	q.pending = append(q.pending, r)
-	lead := !q.busy
-	q.busy = true
-	q.mu.Unlock()
-	if !lead {
-		<-r.wake
-		if !r.lead {
-			return
-		}
-	}
-	q.mu.Lock()
-	n := min(len(q.pending), maxPutBatch)
-	batch := q.pending[:n:n]
-	q.pending = q.pending[n:]
-	q.mu.Unlock()
-
-	d.jobPutBatch(batch)
-
-	q.mu.Lock()
-	var next *putRequest
-	if len(q.pending) > 0 {
-		next = q.pending[0]
-		next.lead = true
-	} else {
-		q.busy = false
-	}
-	q.mu.Unlock()
-	if next != nil {
-		next.wake <- struct{}{}
-	}
-	for _, b := range batch {
-		if b != r {
-			b.wake <- struct{}{}
-		}
-	}
-}
 
 // jobPutBatch runs a batch in one transaction. A request whose context is done is skipped; one
 // that fails on a conflict, a quota or an absent collection fails alone (before writing). Any

@@ -22,6 +22,7 @@ import (
 	"embed"
 	"errors"
 	"fmt"
+	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/store/groupcommit"
 	"net/url"
 	"os"
 	"path"
@@ -62,7 +63,7 @@ type Driver struct {
 	r     *sql.DB // read-only pool
 	stmts map[string]*sql.Stmt
 	crud  crudStatements
-	puts  putQueue // JobPut's group commit
+	puts  groupcommit.Queue[*putRequest] // JobPut's group commit (each batch one transaction, maxPutBatch)
 }
 
 var _ store.Driver = (*Driver)(nil)
@@ -91,6 +92,7 @@ func Open(ctx context.Context, path string) (*Driver, error) {
 	w.SetMaxIdleConns(1)
 	w.SetConnMaxLifetime(0)
 	d := &Driver{w: w}
+	d.puts.Max = maxPutBatch
 	if err := d.migrate(ctx); err != nil {
 		_ = w.Close()
 		return nil, fmt.Errorf("open %s: %w", path, err)

@@ -1,0 +1,78 @@
+// Package groupcommit runs concurrent requests in groups (group commit): the first caller to find
+// no group running leads; it takes every request queued (up to Max), runs them together, hands the
+// lead to the first request queued meanwhile, then wakes the requests it ran. The store drivers
+// use it so that concurrent writes share one transaction and one commit.
+package groupcommit
+
+import "sync"
+
+// Queue groups requests of type T. The zero value is ready; Max <= 0 means no bound.
+type Queue[T any] struct {
+	Max int
+
+	mu      sync.Mutex
+	pending []*waiter[T]
+	busy    bool // a leader is running a group
+}
+
+type waiter[T any] struct {
+	req  T
+	lead bool          // set (under Queue.mu) when the request is to lead the next group
+	wake chan struct{} // receives once: the result is ready, or lead is set
+}
+
+// Do queues req and returns once a group holding it has been run by run (called by one request
+// of the group, the others waiting). run leaves each request's result in the request itself.
+func (q *Queue[T]) Do(req T, run func(group []T)) {
+	w := &waiter[T]{req: req, wake: make(chan struct{}, 1)}
+	q.mu.Lock()
+	q.pending = append(q.pending, w)
+	lead := !q.busy
+	q.busy = true
+	q.mu.Unlock()
+	if !lead {
+		<-w.wake
+		if !w.lead {
+			return
+		}
+	}
+	q.mu.Lock()
+	n := len(q.pending)
+	if q.Max > 0 {
+		n = min(n, q.Max)
+	}
+	group := q.pending[:n:n]
+	q.pending = q.pending[n:]
+	q.mu.Unlock()
+
+	reqs := make([]T, len(group))
+	for i, g := range group {
+		reqs[i] = g.req
+	}
+	run(reqs)
+
+	q.mu.Lock()
+	var next *waiter[T]
+	if len(q.pending) > 0 {
+		next = q.pending[0]
+		next.lead = true
+	} else {
+		q.busy = false
+	}
+	q.mu.Unlock()
+	if next != nil {
+		next.wake <- struct{}{}
+	}
+	for _, g := range group {
+		if g != w {
+			g.wake <- struct{}{}
+		}
+	}
+}
+
+// Pending is how many requests wait for a group to take them.
+func (q *Queue[T]) Pending() int {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return len(q.pending)
+}
