@@ -173,6 +173,9 @@ type loop struct {
 	ahead map[int64][]*item
 	// held holds, by execution, an executor's heap items (taken or waiting for a retry).
 	held map[int64]*item
+	// fetched holds, while a turn's events are handled, the changed jobs prefetched for them
+	// (nil: not found).
+	fetched map[int64]*store.Job
 }
 
 func newLoop(d *Dispatcher) *loop {
@@ -316,10 +319,59 @@ func (l *loop) put(j *store.Job) {
 	l.entries[j.ID] = e
 }
 
-// reload re-reads one job.
+// prefetch reads, in one JobGetMany, the jobs that the changes among evs make the loop reload:
+// after a burst of API writes (60,000 job PUTs, through any replica) the loop would otherwise
+// read them one round trip each, and still be reading when they fall due. The jobs are read
+// after every event of evs was posted, so each read is at least as new as the change it answers,
+// as a JobGetByID in reload would be. A single change, or a failed read, leaves reload to read.
+func (l *loop) prefetch(ctx context.Context, evs []event) {
+	if l.d.cfg.Role == RoleExecutor {
+		return
+	}
+	var ids []int64
+	for _, ev := range evs {
+		if ev.kind != evJobChanged {
+			continue
+		}
+		if e := l.entries[ev.id]; e != nil && e.claiming {
+			continue // reloaded when its claim is answered
+		}
+		ids = append(ids, ev.id)
+	}
+	if len(ids) < 2 {
+		return
+	}
+	fetched := make(map[int64]*store.Job, len(ids))
+	for len(ids) > 0 {
+		n := min(len(ids), DefaultLoadPage)
+		jobs, err := l.d.store.JobGetMany(ctx, store.JobGetManyParams{IDs: ids[:n]})
+		if err != nil {
+			l.d.log.Error("reloading changed jobs", "jobs", n, "error", err.Error())
+			return
+		}
+		for _, id := range ids[:n] {
+			fetched[id] = nil // not found, unless read below
+		}
+		for _, j := range jobs {
+			fetched[j.ID] = j
+		}
+		ids = ids[n:]
+	}
+	l.fetched = fetched
+}
+
+// reload re-reads one job (or takes it from the jobs prefetched for this turn's events).
 func (l *loop) reload(ctx context.Context, id int64) {
 	if e := l.entries[id]; e != nil && e.claiming {
 		e.dirty = true
+		return
+	}
+	if j, ok := l.fetched[id]; ok {
+		if j == nil {
+			l.drop(id)
+			return
+		}
+		l.put(j)
 		return
 	}
 	j, err := l.d.store.JobGetByID(ctx, store.JobGetByIDParams{ID: id})
@@ -421,9 +473,12 @@ func (l *loop) run(ctx context.Context) {
 		// The time is read before the events are taken: a change posted before the clock
 		// reached an occurrence's due time is handled before that occurrence starts.
 		now := l.d.clock.Now()
-		for _, ev := range l.d.inbox.take() {
+		evs := l.d.inbox.take()
+		l.prefetch(ctx, evs)
+		for _, ev := range evs {
 			l.handle(ctx, ev)
 		}
+		l.fetched = nil
 		room := l.capacity()
 		var claims []*claimOp
 		if l.parkedN > 0 {

@@ -53,6 +53,11 @@ type JobGetByIDParams struct {
 	ID int64
 }
 
+// JobGetManyParams selects jobs by their IDs.
+type JobGetManyParams struct {
+	IDs []int64
+}
+
 // JobListSchedulableParams pages through the jobs that can fire: State Enabled, collection
 // Enabled and a non-zero NextExecutionTime, ordered by ID.
 type JobListSchedulableParams struct {
@@ -221,6 +226,9 @@ type Leases interface {
 // Dispatch is what the dispatcher needs from a driver beyond the CRUD methods.
 type Dispatch interface {
 	JobGetByID(ctx context.Context, params JobGetByIDParams) (*Job, error)
+	// JobGetMany returns the jobs of params.IDs that exist, each once, in no particular order (one round
+	// trip: the dispatcher reloads a burst of changed jobs with it).
+	JobGetMany(ctx context.Context, params JobGetManyParams) ([]*Job, error)
 	JobListSchedulable(ctx context.Context, params JobListSchedulableParams) ([]*Job, error)
 
 	// ExecutionClaimMany claims occurrences in one transaction; results are in claim order.

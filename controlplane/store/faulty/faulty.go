@@ -102,6 +102,14 @@ func (d *Driver) JobGetByID(ctx context.Context, params store.JobGetByIDParams) 
 	return d.Driver.JobGetByID(ctx, params)
 }
 
+// JobGetMany fails when told to, else reads.
+func (d *Driver) JobGetMany(ctx context.Context, params store.JobGetManyParams) ([]*store.Job, error) {
+	if err := d.check("JobGetMany"); err != nil {
+		return nil, err
+	}
+	return d.Driver.JobGetMany(ctx, params)
+}
+
 // JobListSchedulable fails when told to, else reads.
 func (d *Driver) JobListSchedulable(ctx context.Context, params store.JobListSchedulableParams) ([]*store.Job, error) {
 	if err := d.check("JobListSchedulable"); err != nil {

@@ -26,6 +26,22 @@ func (d *Driver) JobGetByID(ctx context.Context, params store.JobGetByIDParams) 
 	return j, nil
 }
 
+// JobGetMany returns the jobs of params.IDs that exist, in one statement.
+func (d *Driver) JobGetMany(ctx context.Context, params store.JobGetManyParams) ([]*store.Job, error) {
+	if len(params.IDs) == 0 {
+		return []*store.Job{}, nil
+	}
+	rows, err := d.pool.Query(ctx, `SELECT `+jobColumns+jobFrom+` WHERE j.id = ANY($1::bigint[])`, params.IDs)
+	if err != nil {
+		return nil, fmt.Errorf("job get many: %w", err)
+	}
+	jobs, err := scanJobs(rows)
+	if err != nil {
+		return nil, fmt.Errorf("job get many: %w", err)
+	}
+	return jobs, nil
+}
+
 // JobListSchedulable pages through the jobs that can fire.
 func (d *Driver) JobListSchedulable(ctx context.Context, params store.JobListSchedulableParams) ([]*store.Job, error) {
 	rows, err := d.pool.Query(ctx, `SELECT `+jobColumns+jobFrom+` WHERE j.state = 'Enabled' AND c.state = 'Enabled'

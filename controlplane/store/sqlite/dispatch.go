@@ -23,6 +23,28 @@ func (d *Driver) JobGetByID(ctx context.Context, params store.JobGetByIDParams) 
 	return j, nil
 }
 
+// JobGetMany returns the jobs of params.IDs that exist: one prepared read each (SQLite has no
+// round trip to save).
+func (d *Driver) JobGetMany(ctx context.Context, params store.JobGetManyParams) ([]*store.Job, error) {
+	out := make([]*store.Job, 0, len(params.IDs))
+	seen := make(map[int64]bool, len(params.IDs))
+	for _, id := range params.IDs {
+		if seen[id] {
+			continue
+		}
+		seen[id] = true
+		j, err := scanJob(d.crud.jobByID.QueryRowContext(ctx, id))
+		if errors.Is(err, sql.ErrNoRows) {
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("job get many: %w", err)
+		}
+		out = append(out, j)
+	}
+	return out, nil
+}
+
 // JobListSchedulable pages through the jobs that can fire.
 func (d *Driver) JobListSchedulable(ctx context.Context, params store.JobListSchedulableParams) ([]*store.Job, error) {
 	q := `SELECT ` + jobColumns + jobFrom + ` WHERE j.state = ? AND c.state = ? AND j.next_execution_time != 0 AND j.id > ?`

@@ -191,6 +191,28 @@ func testJobGetByID(t *testing.T, d store.Driver) {
 	wantErr(t, "absent id", err, store.ErrNotFound)
 }
 
+func testJobGetMany(t *testing.T, d store.Driver) {
+	putCollection(t, d, "c", "Suspended")
+	putCollection(t, d, "c2", "Enabled")
+	a := putJob(t, d, "c", "a", "Enabled", t0)
+	b := putJob(t, d, "c2", "b", "Disabled", time.Time{})
+	got, err := d.JobGetMany(t.Context(), store.JobGetManyParams{IDs: []int64{b.ID, a.ID + b.ID + 1000, a.ID, b.ID}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	byID := map[int64]store.Job{}
+	for _, j := range got {
+		byID[j.ID] = *j
+	}
+	equal(t, "jobs found", byID, map[int64]store.Job{a.ID: *getJob(t, d, a.ID), b.ID: *getJob(t, d, b.ID)})
+	equal(t, "collection state", byID[a.ID].CollectionState, "Suspended")
+	none, err := d.JobGetMany(t.Context(), store.JobGetManyParams{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	equal(t, "no ids", len(none), 0)
+}
+
 func testJobListSchedulable(t *testing.T, d store.Driver) {
 	ctx := t.Context()
 	c := putCollection(t, d, "c", "Enabled")

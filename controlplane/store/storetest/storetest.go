@@ -34,6 +34,7 @@ func Run(t *testing.T, newDriver func(t *testing.T) store.Driver) {
 		{"CollectionDeleteCascades", testCollectionDeleteCascades},
 		{"JobDeleteCascades", testJobDeleteCascades},
 		{"JobGetByID", testJobGetByID},
+		{"JobGetMany", testJobGetMany},
 		{"JobListSchedulable", testJobListSchedulable},
 		{"ExecutionClaimScheduled", testExecutionClaimScheduled},
 		{"ExecutionClaimManual", testExecutionClaimManual},
