@@ -574,3 +574,25 @@ func TestAChangeCancelsAnOccurrenceClaimedAhead(t *testing.T) {
 	equal(t, "unfinished executions", len(e.unfinished()), 0)
 	equal(t, "executions", e.job(j.ID).Status.ExecutionCount, 2)
 }
+
+// TestAStartTimeFinerThanAMicrosecondFiresOnce: a one-shot job whose startTime has seven
+// fractional digits (as .NET's Azure SDK writes it) fires once, on either store. PostgreSQL keeps
+// the next execution time to the microsecond: the loop took that earlier instant for an
+// occurrence of its own, and then fired again at the startTime itself.
+func TestAStartTimeFinerThanAMicrosecondFiresOnce(t *testing.T) {
+	tg := newTarget(t)
+	e := newEnv(t, t0, nil)
+	due := t0.Add(time.Minute + 123456700*time.Nanosecond)
+	j := e.putJob("seven-digits", wire.JobProperties{StartTime: "2026-06-01T09:01:00.1234567Z", Action: httpAction(tg.URL + "/once")}, "Enabled")
+	equal(t, "due", due.Format(time.RFC3339Nano), "2026-06-01T09:01:00.1234567Z")
+	e.start()
+	e.clock.Set(due.Add(time.Second))
+	equal(t, "request", tg.next(t).Path, "/once")
+	for e.job(j.ID).State != store.JobStateCompleted {
+		e.record() // one per execution: fails the test when none comes
+	}
+	got := e.job(j.ID)
+	equal(t, "executions", got.Status.ExecutionCount, 1)
+	equal(t, "history", len(e.history(got)), 1)
+	equal(t, "requests", len(tg.hits), 0)
+}

@@ -291,7 +291,7 @@ func (l *loop) put(j *store.Job) {
 		l.drop(j.ID)
 		return
 	}
-	next := j.Status.NextExecutionTime
+	next := storedInstant(rule, j.Status.NextExecutionTime)
 	var started int64
 	if old != nil {
 		old.parked = false
@@ -358,6 +358,20 @@ func (l *loop) prefetch(ctx context.Context, evs []event) {
 		ids = ids[n:]
 	}
 	l.fetched = fetched
+}
+
+// storedInstant is the rule's occurrence that a store kept as at: PostgreSQL keeps microseconds,
+// so an occurrence with a finer part (a startTime written with seven fractional digits, as .NET
+// writes them) comes back up to a microsecond early. Taken as it is, that earlier instant would
+// be claimed and the occurrence itself after it: the job would fire twice.
+func storedInstant(rule *recurrence.Rule, at time.Time) time.Time {
+	if at.Nanosecond()%1000 != 0 {
+		return at // kept to the nanosecond: as computed
+	}
+	if c, ok := rule.Next(at.Add(-time.Nanosecond)); ok && c.Before(at.Add(time.Microsecond)) {
+		return c
+	}
+	return at
 }
 
 // reload re-reads one job (or takes it from the jobs prefetched for this turn's events).
