@@ -230,3 +230,62 @@ func BenchmarkLoad100k(b *testing.B) {
 		b.ReportMetric(float64(after.HeapAlloc-before.HeapAlloc)/jobs, "heap_bytes/job")
 	}
 }
+
+// claimClock is the test's store for BenchmarkClaimLoop: it times the claims from the first
+// batch sent to the one that made want claims.
+type claimClock struct {
+	store.Driver
+	want        int64
+	claimed     atomic.Int64
+	first, last atomic.Int64 // Unix ns
+	done        chan struct{}
+}
+
+func (c *claimClock) ExecutionClaimMany(ctx context.Context, p store.ExecutionClaimManyParams) ([]store.ExecutionClaimResult, error) {
+	c.first.CompareAndSwap(0, time.Now().UnixNano())
+	res, err := c.Driver.ExecutionClaimMany(ctx, p)
+	if err != nil {
+		return res, err
+	}
+	n := int64(0)
+	for _, r := range res {
+		if r.Err == nil {
+			n++
+		}
+	}
+	if now := c.claimed.Add(n); now >= c.want && now-n < c.want {
+		c.last.Store(time.Now().UnixNano())
+		close(c.done)
+	}
+	return res, err
+}
+
+// BenchmarkClaimLoop measures the leader's claim loop alone: a scheduler (dispatch.RoleScheduler,
+// its claims fenced by its term, as the leader of replicas makes them; it runs no attempt) claims
+// 5,000 occurrences due at one instant, ahead of it (Lookahead) as it claims every burst, from its
+// first claim batch to its last. Run it on either driver (SCHEDULER_TEST_STORE) to compare them;
+// the figure is claims/s.
+func BenchmarkClaimLoop(b *testing.B) {
+	const jobs = 5000
+	for range b.N {
+		b.StopTimer()
+		due := time.Now().Add(time.Hour)
+		st, box := benchSetup(b, jobs, "http://127.0.0.1:1/hook", due)
+		l, err := st.LeaderElect(b.Context(), store.LeaderElectParams{Replica: "bench", TTL: 2 * time.Hour})
+		if err != nil {
+			b.Fatal(err)
+		}
+		c := &claimClock{Driver: st, want: jobs, done: make(chan struct{})}
+		// The clock reaches due less Lookahead a second after Run starts.
+		offset := time.Until(due) - dispatch.DefaultLookahead - time.Second
+		cfg := dispatch.Config{Store: c, Secrets: box, Role: dispatch.RoleScheduler, Term: l.Term, MisfireThreshold: time.Hour,
+			Clock: offsetClock{offset: offset}}
+		b.StartTimer()
+		runUntil(b, cfg, c.done)
+		b.StopTimer()
+		if got := c.claimed.Load(); got != jobs { // Run has returned: every commit is in
+			b.Fatalf("%d occurrences claimed of %d one-shot jobs", got, jobs)
+		}
+		b.ReportMetric(jobs/time.Duration(c.last.Load()-c.first.Load()).Seconds(), "claims/s")
+	}
+}

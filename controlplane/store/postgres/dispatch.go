@@ -115,7 +115,8 @@ const claimStatement = `WITH fence AS (
 	FROM v JOIN upd ON upd.id = v.job_id ORDER BY v.ord
 	RETURNING id, job_id
 )
-SELECT (SELECT ok FROM fence), upd.version, upd.execution_count, ins.id, EXISTS (SELECT 1 FROM jobs WHERE id = v.job_id)
+SELECT (SELECT ok FROM fence), upd.version, upd.execution_count, ins.id,
+	CASE WHEN upd.id IS NULL THEN EXISTS (SELECT 1 FROM jobs WHERE id = v.job_id) ELSE true END
 FROM v LEFT JOIN upd ON upd.id = v.job_id LEFT JOIN ins ON ins.job_id = v.job_id ORDER BY v.ord`
 
 // ExecutionClaimMany claims occurrences: one statement (one round trip) per run of distinct
