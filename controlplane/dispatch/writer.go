@@ -3,6 +3,7 @@ package dispatch
 import (
 	"context"
 	"errors"
+	"sync"
 	"time"
 
 	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/store"
@@ -36,6 +37,9 @@ type recordOp struct {
 // committed anyway (a slow target must not hold back the history of the others).
 const maxRecordWait = 250 * time.Millisecond
 
+// schedulerClaimsInFlight is how many claim batches the leader's scheduler commits at once.
+const schedulerClaimsInFlight = 4
+
 // maxRecordTries bounds how often a batch of records is retried after a failed commit; past it
 // the records are dropped (their executions stay claimed and run again on the next start).
 const maxRecordTries = 10
@@ -46,6 +50,17 @@ const maxRecordTries = 10
 // lone fire is committed at once (no flush delay). Claims have priority over records.
 func (d *Dispatcher) writer(ctx context.Context) {
 	wctx := context.WithoutCancel(ctx) // finish the last commits during shutdown
+	// The leader's scheduler commits up to schedulerClaimsInFlight claim batches at once (each
+	// its own transaction, on its own connection): its store is a server that commits
+	// concurrent transactions together and runs them on several cores. Cancels wait for the
+	// batches in flight and go before the claims that follow them, as with one at a time.
+	depth := 1
+	if d.cfg.Role == RoleScheduler {
+		depth = schedulerClaimsInFlight
+	}
+	slots := make(chan struct{}, depth)
+	var inFlight sync.WaitGroup
+	defer inFlight.Wait()
 	var (
 		claims  []*claimOp
 		records []*recordOp
@@ -129,6 +144,7 @@ func (d *Dispatcher) writer(ctx context.Context) {
 			}
 		}
 		if len(cancels) > 0 {
+			inFlight.Wait()
 			n := min(len(cancels), d.cfg.BatchSize)
 			batch := cancels[:n:n]
 			cancels = cancels[n:]
@@ -147,7 +163,15 @@ func (d *Dispatcher) writer(ctx context.Context) {
 			n := min(len(claims), d.cfg.BatchSize)
 			batch := claims[:n:n]
 			claims = claims[n:]
-			d.commitClaims(wctx, batch)
+			if depth == 1 {
+				d.commitClaims(wctx, batch)
+			} else {
+				slots <- struct{}{}
+				inFlight.Go(func() {
+					d.commitClaims(wctx, batch)
+					<-slots
+				})
+			}
 		}
 		// Claims go first (they start attempts: lateness), records when no claim waits or when
 		// they pile up.
