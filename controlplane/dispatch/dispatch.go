@@ -19,7 +19,7 @@
 //
 // Replicas sharing a store (package replica) split this work by Role. The leader's dispatcher
 // (RoleScheduler) schedules and claims, fenced by its term, as above, but claims executions
-// unowned and runs none; every replica's executor (RoleExecutor) takes executions (owner and
+// unowned and runs none (it commits up to four claim batches at once: its store is a server); every replica's executor (RoleExecutor) takes executions (owner and
 // lease, store.Leases) in batches sized to its free workers, ahead of their due time, holds them
 // until due, runs their attempts, renews their leases in batches and records them as their owner.
 // The leader also rescues the executions whose owner's lease ended (a replica that died or lost
@@ -42,7 +42,8 @@
 // the garbage collector little to mark.
 //
 // Next occurrences are computed from the scheduled time, never from when the previous execution
-// ran, so schedules do not drift. Occurrences are claimed up to Lookahead before they are due and
+// ran, so schedules do not drift. A next execution time read back from a store that keeps less
+// than nanoseconds (PostgreSQL: microseconds) is taken as the rule's occurrence it stands for. Occurrences are claimed up to Lookahead before they are due and
 // their attempts start at the due time, so commit latency does not add to lateness.
 //
 // Decisions where SPEC is silent, fixed here:
