@@ -16,10 +16,6 @@ import (
 	"embed"
 	"errors"
 	"fmt"
-	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/store/groupcommit"
-	"path"
-	"sort"
-	"strconv"
 	"strings"
 	"time"
 
@@ -28,6 +24,8 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/store"
+	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/store/groupcommit"
+	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/store/migrate"
 )
 
 //go:embed migration/*.sql
@@ -112,31 +110,13 @@ func (d *Driver) SchemaVersion(ctx context.Context) (int, error) {
 	return v, nil
 }
 
-type migration struct {
-	version int
-	name    string
-}
-
 // migrate applies the migrations not applied yet, holding a session advisory lock (keyed by the
 // schema) so that replicas starting together apply each once.
 func (d *Driver) migrate(ctx context.Context) error {
-	entries, err := migrations.ReadDir("migration")
+	ms, err := migrate.List(migrations, "migration")
 	if err != nil {
-		return fmt.Errorf("migrations: %w", err)
+		return err
 	}
-	var ms []migration
-	for _, e := range entries {
-		n, _, ok := strings.Cut(e.Name(), "_")
-		if !ok {
-			return fmt.Errorf("migration %s: name must start with NNNN_", e.Name())
-		}
-		v, err := strconv.Atoi(n)
-		if err != nil {
-			return fmt.Errorf("migration %s: %w", e.Name(), err)
-		}
-		ms = append(ms, migration{version: v, name: e.Name()})
-	}
-	sort.Slice(ms, func(i, j int) bool { return ms[i].version < ms[j].version })
 
 	conn, err := d.pool.Acquire(ctx)
 	if err != nil {
@@ -164,26 +144,22 @@ func (d *Driver) migrate(ctx context.Context) error {
 	case err != nil:
 		return fmt.Errorf("schema_version: %w", err)
 	}
-	if len(ms) > 0 && current > ms[len(ms)-1].version {
-		return fmt.Errorf("database schema version %d is newer than this binary's %d", current, ms[len(ms)-1].version)
+	if len(ms) > 0 && current > ms[len(ms)-1].Version {
+		return fmt.Errorf("database schema version %d is newer than this binary's %d", current, ms[len(ms)-1].Version)
 	}
 	for _, m := range ms {
-		if m.version <= current {
+		if m.Version <= current {
 			continue
 		}
-		body, err := migrations.ReadFile(path.Join("migration", m.name))
-		if err != nil {
-			return fmt.Errorf("migration %s: %w", m.name, err)
-		}
 		err = pgx.BeginFunc(ctx, conn, func(tx pgx.Tx) error {
-			if _, err := tx.Exec(ctx, string(body)); err != nil {
+			if _, err := tx.Exec(ctx, m.Body); err != nil {
 				return err
 			}
-			_, err := tx.Exec(ctx, `UPDATE schema_version SET version = $1`, m.version)
+			_, err := tx.Exec(ctx, `UPDATE schema_version SET version = $1`, m.Version)
 			return err
 		})
 		if err != nil {
-			return fmt.Errorf("migration %s: %w", m.name, err)
+			return fmt.Errorf("migration %s: %w", m.Name, err)
 		}
 	}
 	return nil

@@ -22,16 +22,14 @@ import (
 	"embed"
 	"errors"
 	"fmt"
-	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/store/groupcommit"
 	"net/url"
 	"os"
-	"path"
-	"sort"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/store"
+	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/store/groupcommit"
+	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/store/migrate"
 
 	_ "modernc.org/sqlite" // registers the "sqlite" database/sql driver
 )
@@ -162,29 +160,11 @@ func (d *Driver) SchemaVersion(ctx context.Context) (int, error) {
 	return v, nil
 }
 
-type migration struct {
-	version int
-	name    string
-}
-
 func (d *Driver) migrate(ctx context.Context) error {
-	entries, err := migrations.ReadDir("migration")
+	ms, err := migrate.List(migrations, "migration")
 	if err != nil {
-		return fmt.Errorf("migrations: %w", err)
+		return err
 	}
-	var ms []migration
-	for _, e := range entries {
-		n, _, ok := strings.Cut(e.Name(), "_")
-		if !ok {
-			return fmt.Errorf("migration %s: name must start with NNNN_", e.Name())
-		}
-		v, err := strconv.Atoi(n)
-		if err != nil {
-			return fmt.Errorf("migration %s: %w", e.Name(), err)
-		}
-		ms = append(ms, migration{version: v, name: e.Name()})
-	}
-	sort.Slice(ms, func(i, j int) bool { return ms[i].version < ms[j].version })
 
 	if _, err := d.w.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)`); err != nil {
 		return fmt.Errorf("schema_version: %w", err)
@@ -198,26 +178,22 @@ func (d *Driver) migrate(ctx context.Context) error {
 	case err != nil:
 		return fmt.Errorf("schema_version: %w", err)
 	}
-	if len(ms) > 0 && current > ms[len(ms)-1].version {
-		return fmt.Errorf("database schema version %d is newer than this binary's %d", current, ms[len(ms)-1].version)
+	if len(ms) > 0 && current > ms[len(ms)-1].Version {
+		return fmt.Errorf("database schema version %d is newer than this binary's %d", current, ms[len(ms)-1].Version)
 	}
 	for _, m := range ms {
-		if m.version <= current {
+		if m.Version <= current {
 			continue
 		}
-		body, err := migrations.ReadFile(path.Join("migration", m.name))
-		if err != nil {
-			return fmt.Errorf("migration %s: %w", m.name, err)
-		}
 		err = d.tx(ctx, func(tx *sql.Tx) error {
-			if _, err := tx.ExecContext(ctx, string(body)); err != nil {
+			if _, err := tx.ExecContext(ctx, m.Body); err != nil {
 				return err
 			}
-			_, err := tx.ExecContext(ctx, `UPDATE schema_version SET version = ?`, m.version)
+			_, err := tx.ExecContext(ctx, `UPDATE schema_version SET version = ?`, m.Version)
 			return err
 		})
 		if err != nil {
-			return fmt.Errorf("migration %s: %w", m.name, err)
+			return fmt.Errorf("migration %s: %w", m.Name, err)
 		}
 	}
 	return nil
