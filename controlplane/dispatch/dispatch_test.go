@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/http/httptest"
 	"sort"
 	"strings"
 	"sync"
@@ -288,6 +289,47 @@ func TestRunNowOnADisabledJob(t *testing.T) {
 	if !errors.Is(err, store.ErrNotFound) {
 		t.Fatalf("RunNow of an absent job: %v, want ErrNotFound", err)
 	}
+}
+
+// TestAManualRunInFlightOnOneReplicaIsRefusedOnAnother: a job runs on request once at a time
+// across replicas: while replica a's manual run hangs on its target, replica b (another
+// dispatcher on the same store, with its own memory) is refused, naming the run's tag.
+func TestAManualRunInFlightOnOneReplicaIsRefusedOnAnother(t *testing.T) {
+	hang, tags := make(chan struct{}), make(chan string, 10)
+	tg := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		tags <- r.Header.Get("x-ms-execution-tag")
+		<-hang
+	}))
+	t.Cleanup(tg.Close)
+	defer close(hang) // before tg.Close (a cleanup): the hanging request returns
+	executor := func(owner string) func(*dispatch.Config) {
+		return func(c *dispatch.Config) { c.Role, c.Owner = dispatch.RoleExecutor, owner }
+	}
+	a := newEnv(t, t0, executor("a"))
+	props := everyMinute(t0.Add(time.Hour))
+	props.Action = httpAction(tg.URL + "/manual")
+	j := a.putJob("manual", props, "Enabled")
+	a.start()
+	b := &env{t: t, store: a.store, box: a.box, clock: a.clock, records: make(chan store.AttemptRecord, 10), coll: a.coll, cfg: a.cfg}
+	executor("b")(&b.cfg)
+	b.cfg.OnRecord = func(r store.AttemptRecord, _ store.AttemptRecordResult) { b.records <- r }
+	b.start()
+
+	if err := a.disp.RunNow(t.Context(), j.ID); err != nil {
+		t.Fatal(err)
+	}
+	var tag string
+	select {
+	case tag = <-tags:
+	case <-time.After(wait):
+		t.Fatal("the manual run did not reach its target")
+	}
+	err := b.disp.RunNow(t.Context(), j.ID)
+	var inFlight interface{ InFlightTag() string }
+	if !errors.As(err, &inFlight) || inFlight.InFlightTag() != tag {
+		t.Fatalf("manual run on replica b while a's (%s) is in flight: %v, want refused naming it", tag, err)
+	}
+	equal(t, "runs counted", a.job(j.ID).Status.ExecutionCount, 1)
 }
 
 func TestCountCompletesTheJob(t *testing.T) {

@@ -74,7 +74,10 @@ type ExecutionClaim struct {
 	// ExpectVersion > 0: a scheduled claim. It succeeds only when the job still has this
 	// Version, is Enabled and its collection is Enabled (else ErrConflict); it then sets the
 	// job's NextExecutionTime to NextExecutionTime (zero: nothing left). ExpectVersion == 0: a
-	// manual run, made whatever the job's state, that leaves NextExecutionTime alone.
+	// manual run, made whatever the job's state, that leaves NextExecutionTime alone; a manual
+	// run (Execution.Manual) of a job that has a manual execution stored, not finished (by any
+	// replica), or another manual claim earlier in the same call, fails with a
+	// *RunInFlightError: a job runs on request once at a time.
 	ExpectVersion     int64
 	NextExecutionTime time.Time
 }
@@ -93,7 +96,24 @@ type ExecutionClaimManyParams struct {
 	Term   int64
 }
 
-// ExecutionClaimResult is the outcome of one claim: Err is nil, ErrConflict or ErrNotFound.
+// RunInFlightError refuses a manual claim of a job whose manual run is in flight: Tag is that
+// run's execution tag (what the API names in its 409). It wraps ErrConflict.
+type RunInFlightError struct {
+	Tag string
+}
+
+func (e *RunInFlightError) Error() string {
+	return "a manual run is in flight (execution tag " + e.Tag + ")"
+}
+
+// InFlightTag returns the execution tag of the run in flight.
+func (e *RunInFlightError) InFlightTag() string { return e.Tag }
+
+// Unwrap makes the error an ErrConflict.
+func (e *RunInFlightError) Unwrap() error { return ErrConflict }
+
+// ExecutionClaimResult is the outcome of one claim: Err is nil, ErrConflict (a
+// *RunInFlightError among them) or ErrNotFound.
 type ExecutionClaimResult struct {
 	Execution *Execution // the stored execution (nil on error)
 	Version   int64      // the job's Version after the claim

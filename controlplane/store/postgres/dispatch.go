@@ -96,7 +96,8 @@ type querier interface {
 // updated (a scheduled claim only when the job still has the expected version and it and its
 // collection are Enabled), the executions of the claims that won are inserted, and one row per
 // claim comes back in claim order. With a term, the leader row is locked FOR SHARE and nothing is
-// claimed unless it still holds that term.
+// claimed unless it still holds that term. A manual claim is made only when no manual execution
+// of its job is stored; when one is, its tag comes back.
 const claimStatement = `WITH fence AS (
 	SELECT $1::bigint = 0 OR EXISTS (SELECT 1 FROM (SELECT term FROM leader WHERE name = '` + leaderName + `' FOR SHARE) l WHERE l.term = $1) AS ok
 ), v AS (
@@ -108,6 +109,7 @@ const claimStatement = `WITH fence AS (
 		execution_count = j.execution_count + 1, last_execution_time = v.last, version = j.version + 1
 	FROM v WHERE (SELECT ok FROM fence) AND j.id = v.job_id AND (v.expect = 0 OR (j.version = v.expect AND j.state = 'Enabled'
 		AND (SELECT c.state FROM collections c WHERE c.id = j.collection_id) = 'Enabled'))
+		AND (v.expect > 0 OR NOT v.manual OR NOT EXISTS (SELECT 1 FROM executions x WHERE x.job_id = j.id AND x.manual))
 	RETURNING j.id, j.version, j.execution_count
 ), ins AS (
 	INSERT INTO executions (job_id, tag, scheduled, repeat_count, missed, manual, phase, attempt, due_at, claimed_at)
@@ -116,7 +118,9 @@ const claimStatement = `WITH fence AS (
 	RETURNING id, job_id
 )
 SELECT (SELECT ok FROM fence), upd.version, upd.execution_count, ins.id,
-	CASE WHEN upd.id IS NULL THEN EXISTS (SELECT 1 FROM jobs WHERE id = v.job_id) ELSE true END
+	CASE WHEN upd.id IS NULL THEN EXISTS (SELECT 1 FROM jobs WHERE id = v.job_id) ELSE true END,
+	CASE WHEN upd.id IS NULL AND v.expect = 0 AND v.manual
+		THEN (SELECT x.tag FROM executions x WHERE x.job_id = v.job_id AND x.manual ORDER BY x.id LIMIT 1) END
 FROM v LEFT JOIN upd ON upd.id = v.job_id LEFT JOIN ins ON ins.job_id = v.job_id ORDER BY v.ord`
 
 // ExecutionClaimMany claims occurrences: one statement (one round trip) per run of distinct
@@ -125,7 +129,30 @@ func (d *Driver) ExecutionClaimMany(ctx context.Context, params store.ExecutionC
 	claims := params.Claims
 	out := make([]store.ExecutionClaimResult, len(claims))
 	runs := groups(len(claims), func(i int) int64 { return claims[i].Execution.JobID })
-	err := d.run(ctx, len(runs), func(q querier) error {
+	var manual []int64 // the jobs of manual runs
+	for _, c := range claims {
+		if c.ExpectVersion <= 0 && c.Execution.Manual {
+			manual = append(manual, c.Execution.JobID)
+		}
+	}
+	statements := len(runs)
+	if len(manual) > 0 {
+		statements++
+	}
+	err := d.run(ctx, statements, func(q querier) error {
+		if len(manual) > 0 {
+			// Two replicas claiming a manual run of one job at once: the second waits here for
+			// the first's commit, and its claim statement, run after, sees the first's execution.
+			// (Without the lock, both statements' snapshots would predate both executions.)
+			rows, err := q.Query(ctx, `SELECT id FROM jobs WHERE id = ANY($1::bigint[]) ORDER BY id FOR UPDATE`, manual)
+			if err != nil {
+				return err
+			}
+			rows.Close()
+			if err := rows.Err(); err != nil {
+				return err
+			}
+		}
 		for _, r := range runs {
 			if err := d.claimRun(ctx, q, params, r[0], r[1], out); err != nil {
 				return err
@@ -181,8 +208,9 @@ func (d *Driver) claimRun(ctx context.Context, q querier, params store.Execution
 			count   *int
 			id      *int64
 			exists  bool
+			running *string
 		)
-		if err := rows.Scan(&ok, &version, &count, &id, &exists); err != nil {
+		if err := rows.Scan(&ok, &version, &count, &id, &exists, &running); err != nil {
 			return err
 		}
 		if !ok {
@@ -193,6 +221,8 @@ func (d *Driver) claimRun(ctx context.Context, q querier, params store.Execution
 		case id != nil:
 			e.ID, e.RepeatCount = *id, *count
 			out[from+i] = store.ExecutionClaimResult{Execution: e, Version: *version}
+		case exists && running != nil:
+			out[from+i].Err = fmt.Errorf("job %d: %w", e.JobID, &store.RunInFlightError{Tag: *running})
 		case exists:
 			out[from+i].Err = fmt.Errorf("job %d changed: %w", e.JobID, store.ErrConflict)
 		default:

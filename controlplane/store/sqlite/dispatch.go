@@ -75,8 +75,9 @@ func (d *Driver) ExecutionClaimMany(ctx context.Context, params store.ExecutionC
 			return err
 		}
 		scheduled, manual := d.stmt(ctx, tx, "claim.scheduled"), d.stmt(ctx, tx, "claim.manual")
-		exists := d.stmt(ctx, tx, "claim.exists")
-		var claimed []*store.Execution // inserted together at the end
+		exists, inFlight := d.stmt(ctx, tx, "claim.exists"), d.stmt(ctx, tx, "claim.inflight")
+		var claimed []*store.Execution   // inserted together at the end
+		manualTags := map[int64]string{} // manual runs claimed by this call, by job
 		// The dispatcher's batches (scheduled claims of distinct jobs) update their jobs a chunk
 		// per statement; any other batch goes row by row, in order.
 		batched, err := d.claimJobs(ctx, tx, params.Claims, now)
@@ -97,6 +98,25 @@ func (d *Driver) ExecutionClaimMany(ctx context.Context, params store.ExecutionC
 				err = sql.ErrNoRows
 			case c.ExpectVersion > 0:
 				err = scheduled.QueryRowContext(ctx, nanos(c.NextExecutionTime), lastExecutionAt(&e, now), e.JobID, c.ExpectVersion).Scan(&version, &count)
+			case e.Manual:
+				tag, ok := manualTags[e.JobID]
+				if !ok {
+					switch err := inFlight.QueryRowContext(ctx, e.JobID).Scan(&tag); {
+					case errors.Is(err, sql.ErrNoRows):
+					case err != nil:
+						return err
+					default:
+						ok = true
+					}
+				}
+				if ok {
+					out[i].Err = fmt.Errorf("job %d: %w", e.JobID, &store.RunInFlightError{Tag: tag})
+					continue
+				}
+				err = manual.QueryRowContext(ctx, lastExecutionAt(&e, now), e.JobID).Scan(&version, &count)
+				if err == nil {
+					manualTags[e.JobID] = e.Tag
+				}
 			default:
 				err = manual.QueryRowContext(ctx, lastExecutionAt(&e, now), e.JobID).Scan(&version, &count)
 			}
@@ -391,6 +411,7 @@ var writerStatements = map[string]string{
 	"claim.manual": `UPDATE jobs SET execution_count = execution_count + 1,
 		last_execution_time = ?, version = version + 1 WHERE id = ? RETURNING version, execution_count`,
 	"claim.exists":     `SELECT 1 FROM jobs WHERE id = ?`,
+	"claim.inflight":   `SELECT tag FROM executions WHERE job_id = ? AND manual = 1 ORDER BY id LIMIT 1`,
 	"claim.insert64":   executionInsertOf(historyChunk),
 	"claim.batch64":    claimBatchOf(historyChunk),
 	"record.batch64":   recordBatchOf(historyChunk),
