@@ -1,9 +1,9 @@
 package dispatch_test
 
 import (
-	"errors"
 	"context"
 	"crypto/rand"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
