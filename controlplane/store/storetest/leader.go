@@ -70,30 +70,10 @@ func testClaimRace(t *testing.T, d store.Driver) {
 	putCollection(t, d, "c", "Enabled")
 	for round := range 10 {
 		j := putJob(t, d, "c", "j"+string(rune('a'+round)), "Enabled", t0.Add(time.Minute))
-		var (
-			wg      sync.WaitGroup
-			start   = make(chan struct{})
-			results [2]store.ExecutionClaimResult
-			errs    [2]error
-		)
-		for i := range 2 {
-			wg.Go(func() {
-				<-start
-				res, err := d.ExecutionClaimMany(t.Context(), store.ExecutionClaimManyParams{Now: t0,
-					Claims: []store.ExecutionClaim{scheduledClaim(j, "racer", t0.Add(2*time.Minute))}})
-				errs[i] = err
-				if err == nil {
-					results[i] = res[0]
-				}
-			})
-		}
-		close(start)
-		wg.Wait()
+		c := scheduledClaim(j, "racer", t0.Add(2*time.Minute))
+		results := raceClaims(t, d, round, [2]store.ExecutionClaim{c, c})
 		won := 0
 		for i := range 2 {
-			if errs[i] != nil {
-				t.Fatalf("round %d claim %d: %v", round, i, errs[i])
-			}
 			if results[i].Err == nil {
 				won++
 			} else {
@@ -104,4 +84,35 @@ func testClaimRace(t *testing.T, d store.Driver) {
 		equal(t, "execution count", getJob(t, d, j.ID).Status.ExecutionCount, 1)
 	}
 	equal(t, "executions", len(unfinished(t, d)), 10)
+}
+
+// raceClaims makes the two claims at the same time, each in its own call (two replicas), and
+// returns their results; a call that fails (not a claim that loses) fails the test.
+func raceClaims(t *testing.T, d store.Driver, round int, claims [2]store.ExecutionClaim) [2]store.ExecutionClaimResult {
+	t.Helper()
+	var (
+		wg      sync.WaitGroup
+		start   = make(chan struct{})
+		results [2]store.ExecutionClaimResult
+		errs    [2]error
+	)
+	for i := range 2 {
+		wg.Go(func() {
+			<-start
+			res, err := d.ExecutionClaimMany(t.Context(), store.ExecutionClaimManyParams{Now: t0,
+				Claims: []store.ExecutionClaim{claims[i]}})
+			errs[i] = err
+			if err == nil {
+				results[i] = res[0]
+			}
+		})
+	}
+	close(start)
+	wg.Wait()
+	for i := range 2 {
+		if errs[i] != nil {
+			t.Fatalf("round %d claim %d: %v", round, i, errs[i])
+		}
+	}
+	return results
 }

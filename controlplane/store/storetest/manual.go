@@ -2,7 +2,6 @@ package storetest
 
 import (
 	"errors"
-	"sync"
 	"testing"
 	"time"
 
@@ -69,30 +68,7 @@ func testManualRunRace(t *testing.T, d store.Driver) {
 	putCollection(t, d, "c", "Enabled")
 	for round := range 10 {
 		j := putJob(t, d, "c", "j"+string(rune('a'+round)), "Enabled", t0.Add(time.Hour))
-		var (
-			wg      sync.WaitGroup
-			start   = make(chan struct{})
-			results [2]store.ExecutionClaimResult
-			errs    [2]error
-		)
-		for i := range 2 {
-			wg.Go(func() {
-				<-start
-				res, err := d.ExecutionClaimMany(t.Context(), store.ExecutionClaimManyParams{Now: t0,
-					Claims: []store.ExecutionClaim{manualClaim(j, []string{"left", "right"}[i])}})
-				errs[i] = err
-				if err == nil {
-					results[i] = res[0]
-				}
-			})
-		}
-		close(start)
-		wg.Wait()
-		for i := range 2 {
-			if errs[i] != nil {
-				t.Fatalf("round %d claim %d: %v", round, i, errs[i])
-			}
-		}
+		results := raceClaims(t, d, round, [2]store.ExecutionClaim{manualClaim(j, "left"), manualClaim(j, "right")})
 		switch {
 		case results[0].Err == nil && results[1].Err != nil:
 			wantInFlight(t, "right lost", results[1].Err, "left")
