@@ -57,8 +57,9 @@
 //     execution ends.
 //   - "Run now" is one more execution (it counts toward executionCount and count), expected at
 //     the moment of the request; it runs whatever the job's state and leaves the schedule alone.
-//     A job has at most one manual run in flight: RunNow returns a RunInFlightError until it
-//     ends (the API also applies the collection's maxRecurrence and state to manual runs).
+//     A job has at most one manual run in flight, whichever replica runs it: RunNow returns a
+//     store.RunInFlightError until it ends (the store refuses the claim; the API also applies
+//     the collection's maxRecurrence and state to manual runs).
 //   - A change wins over a claim. Deleting, disabling or updating a job, and disabling,
 //     suspending or deleting its collection, cancels an occurrence claimed ahead whose attempt
 //     has not started: its execution is deleted with no history and does not count in
@@ -231,19 +232,6 @@ type Dispatcher struct {
 	starved  atomic.Bool
 }
 
-// RunInFlightError is RunNow's answer when the job's previous manual run has not ended: a job
-// runs manually once at a time, so that a job whose action runs itself cannot multiply.
-type RunInFlightError struct {
-	Tag string // the execution tag of the run in flight
-}
-
-// InFlightTag is the execution tag of the run in flight (what the API names in its 409).
-func (e *RunInFlightError) InFlightTag() string { return e.Tag }
-
-func (e *RunInFlightError) Error() string {
-	return "a manual run of the job is in flight (execution tag " + e.Tag + ")"
-}
-
 // New returns a Dispatcher; it does no I/O.
 func New(cfg Config) (*Dispatcher, error) {
 	if cfg.Store == nil {
@@ -381,7 +369,7 @@ func (d *Dispatcher) RunNow(ctx context.Context, jobID int64) error {
 	d.manualMu.Lock()
 	if inFlight, ok := d.manual[jobID]; ok {
 		d.manualMu.Unlock()
-		return fmt.Errorf("run now: %w", &RunInFlightError{Tag: inFlight})
+		return fmt.Errorf("run now: %w", &store.RunInFlightError{Tag: inFlight})
 	}
 	d.manual[jobID] = tag
 	d.manualMu.Unlock()

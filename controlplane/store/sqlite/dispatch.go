@@ -75,7 +75,7 @@ func (d *Driver) ExecutionClaimMany(ctx context.Context, params store.ExecutionC
 			return err
 		}
 		scheduled, manual := d.stmt(ctx, tx, "claim.scheduled"), d.stmt(ctx, tx, "claim.manual")
-		exists, inFlight := d.stmt(ctx, tx, "claim.exists"), d.stmt(ctx, tx, "claim.inflight")
+		exists := d.stmt(ctx, tx, "claim.exists")
 		var claimed []*store.Execution   // inserted together at the end
 		manualTags := map[int64]string{} // manual runs claimed by this call, by job
 		// The dispatcher's batches (scheduled claims of distinct jobs) update their jobs a chunk
@@ -101,7 +101,7 @@ func (d *Driver) ExecutionClaimMany(ctx context.Context, params store.ExecutionC
 			case e.Manual:
 				tag, ok := manualTags[e.JobID]
 				if !ok {
-					switch err := inFlight.QueryRowContext(ctx, e.JobID).Scan(&tag); {
+					switch err := d.stmt(ctx, tx, "claim.inflight").QueryRowContext(ctx, e.JobID).Scan(&tag); {
 					case errors.Is(err, sql.ErrNoRows):
 					case err != nil:
 						return err
