@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -167,6 +168,9 @@ func (d *Driver) ExecutionClaimMany(ctx context.Context, params store.ExecutionC
 }
 
 func (d *Driver) claimRun(ctx context.Context, q querier, params store.ExecutionClaimManyParams, from, to int, out []store.ExecutionClaimResult) error {
+	if scheduledOnly(params.Claims[from:to]) {
+		return claimScheduled(ctx, q, params, params.Claims[from:to], out[from:to])
+	}
 	n := to - from
 	var (
 		jobIDs, expect    = make([]int64, n), make([]int64, n)
@@ -235,6 +239,147 @@ func (d *Driver) claimRun(ctx context.Context, q querier, params store.Execution
 	}
 	if i != n {
 		return fmt.Errorf("%d rows returned for %d claims", i, n)
+	}
+	return nil
+}
+
+// claimScheduledStatement claims a run of scheduled occurrences of distinct jobs (see
+// scheduledOnly): claimStatement without what only a manual claim or a later phase needs, with
+// fewer arrays (an occurrence is due when scheduled; last_execution_time is the later of now
+// and that) and without a row per claim: only the executions inserted come back (ID, job,
+// repeat count; the job's new version is the one expected plus one). A claim that did not win
+// is looked into afterwards (claimLost), which is rare: its job changed or went, or the leader
+// lost its term. The leader's claim loop makes these, 256 to a statement, and the statement's
+// server time is most of what a claim costs: the general statement's joins of every claim with
+// its update and insert, its sort and its row per claim took two fifths of it.
+const claimScheduledStatement = `WITH upd AS (
+	UPDATE jobs j SET next_execution_time = v.next, execution_count = j.execution_count + 1,
+		last_execution_time = greatest($2::timestamptz, v.due_at), version = j.version + 1
+	FROM unnest($3::bigint[], $4::bigint[], $5::timestamptz[], $6::text[], $7::timestamptz[], $8::integer[], $9::timestamptz[])
+		WITH ORDINALITY AS v(job_id, expect, next, tag, due_at, missed, claimed_at, ord)
+	WHERE ($1::bigint = 0 OR EXISTS (SELECT 1 FROM (SELECT term FROM leader WHERE name = '` + leaderName + `' FOR SHARE) l WHERE l.term = $1))
+		AND j.id = v.job_id AND j.version = v.expect AND j.state = 'Enabled'
+		AND (SELECT c.state FROM collections c WHERE c.id = j.collection_id) = 'Enabled'
+	RETURNING v.ord, j.id, j.execution_count, v.tag, v.due_at, v.missed, v.claimed_at
+)
+INSERT INTO executions (job_id, tag, scheduled, repeat_count, missed, manual, phase, attempt, due_at, claimed_at)
+SELECT id, tag, due_at, execution_count, missed, false, '` + store.ActionMain + `', 0, due_at, claimed_at FROM upd ORDER BY ord
+RETURNING id, job_id, repeat_count`
+
+// claimLostStatement tells why claims of claimScheduledStatement did not win: whether the
+// leader still holds the term, and which of the jobs exist (the others' versions changed).
+const claimLostStatement = `SELECT $1::bigint = 0 OR EXISTS (SELECT 1 FROM leader WHERE name = '` + leaderName + `' AND term = $1),
+	ARRAY(SELECT id FROM jobs WHERE id = ANY($2::bigint[]))`
+
+// scheduledOnly reports whether claims are all what claimScheduledStatement makes: scheduled
+// (a version expected, not manual), of an occurrence's first attempt, due when scheduled.
+func scheduledOnly(claims []store.ExecutionClaim) bool {
+	for _, c := range claims {
+		e := &c.Execution
+		if c.ExpectVersion <= 0 || e.Manual || (e.Phase != "" && e.Phase != store.ActionMain) || e.Attempt != 0 ||
+			e.DueAt.IsZero() || !e.DueAt.Equal(e.Scheduled) || e.ClaimedAt.IsZero() {
+			return false
+		}
+	}
+	return true
+}
+
+// claimScheduled claims a run of claims (scheduledOnly) with claimScheduledStatement and fills
+// out, one result per claim.
+func claimScheduled(ctx context.Context, q querier, params store.ExecutionClaimManyParams, claims []store.ExecutionClaim,
+	out []store.ExecutionClaimResult) error {
+	n := len(claims)
+	var (
+		jobIDs, expect = make([]int64, n), make([]int64, n)
+		next           = make([]*time.Time, n)
+		due, claimed   = make([]time.Time, n), make([]time.Time, n)
+		tags           = make([]string, n)
+		missed         = make([]int32, n)
+		execs          = make([]store.Execution, n)
+		at             = make(map[int64]int, n) // job → index
+	)
+	for i, c := range claims {
+		e := c.Execution
+		e.Phase = store.ActionMain
+		execs[i], at[e.JobID] = e, i
+		jobIDs[i], expect[i], next[i] = e.JobID, c.ExpectVersion, ts(c.NextExecutionTime)
+		due[i], claimed[i], tags[i], missed[i] = e.DueAt, e.ClaimedAt, e.Tag, int32(e.Missed)
+	}
+	rows, err := q.Query(ctx, claimScheduledStatement, params.Term, params.Now, jobIDs, expect, next, tags, due, missed, claimed)
+	if err != nil {
+		return err
+	}
+	won := 0
+	for rows.Next() {
+		var (
+			id, jobID int64
+			count     int
+		)
+		if err := rows.Scan(&id, &jobID, &count); err != nil {
+			rows.Close()
+			return err
+		}
+		i, ok := at[jobID]
+		if !ok || out[i].Execution != nil {
+			rows.Close()
+			return fmt.Errorf("claim returned job %d, not claimed once", jobID)
+		}
+		e := &execs[i]
+		e.ID, e.RepeatCount = id, count
+		out[i] = store.ExecutionClaimResult{Execution: e, Version: expect[i] + 1}
+		won++
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	if won == n {
+		return nil
+	}
+	return claimLost(ctx, q, params.Term, won, execs, out)
+}
+
+// claimLost fills the results of the claims of execs that did not win (won did): the job is
+// gone, or it changed; when none won and the term is no longer the leader's, the run fails
+// with store.ErrStaleTerm (as claimStatement's fence). Terms only grow: a term lost when the
+// claims were made is lost now. (One lost since, with some claims won, is left to the next
+// claim, as when it is lost just after a commit.)
+func claimLost(ctx context.Context, q querier, term int64, won int, execs []store.Execution, out []store.ExecutionClaimResult) error {
+	var lost []int64
+	for i := range execs {
+		if out[i].Execution == nil {
+			lost = append(lost, execs[i].JobID)
+		}
+	}
+	rows, err := q.Query(ctx, claimLostStatement, term, lost)
+	if err != nil {
+		return err
+	}
+	var (
+		holds  bool
+		exists []int64
+	)
+	for rows.Next() {
+		if err := rows.Scan(&holds, &exists); err != nil {
+			rows.Close()
+			return err
+		}
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	if !holds && won == 0 {
+		return fmt.Errorf("term %d: %w", term, store.ErrStaleTerm)
+	}
+	for i := range execs {
+		switch id := execs[i].JobID; {
+		case out[i].Execution != nil:
+		case slices.Contains(exists, id):
+			out[i].Err = fmt.Errorf("job %d changed: %w", id, store.ErrConflict)
+		default:
+			out[i].Err = fmt.Errorf("job %d: %w", id, store.ErrNotFound)
+		}
 	}
 	return nil
 }

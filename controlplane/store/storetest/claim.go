@@ -215,3 +215,82 @@ func testLargeBatches(t *testing.T, d store.Driver) {
 		}
 	}
 }
+
+// testExecutionClaimLoopBatch: a batch as the leader's claim loop makes it (scheduled claims of
+// distinct jobs, each due when scheduled, claimed ahead, fenced by the leader's term; a driver
+// may take a shorter path for these), with claims that win and claims that lose, in any order;
+// then the same batch under a term that is no longer the leader's.
+func testExecutionClaimLoopBatch(t *testing.T, d store.Driver) {
+	ctx := t.Context()
+	putCollection(t, d, "c", "Enabled")
+	putCollection(t, d, "off", "Disabled")
+	a := putJob(t, d, "c", "a", "Enabled", t0)
+	stale := putJob(t, d, "c", "stale", "Enabled", t0)
+	b := putJob(t, d, "c", "b", "Enabled", t0)
+	disabled := putJob(t, d, "c", "disabled", "Disabled", t0)
+	inOff := putJob(t, d, "off", "j", "Enabled", t0)
+	due, claimedAt, next := t0.Add(time.Second).Truncate(time.Microsecond), t0.Add(500*time.Millisecond), t0.Add(time.Hour)
+	loopClaim := func(j *store.Job, tag string, missed int) store.ExecutionClaim {
+		return store.ExecutionClaim{
+			Execution: store.Execution{JobID: j.ID, Tag: tag, Scheduled: due, Missed: missed, Phase: store.ActionMain,
+				DueAt: due, ClaimedAt: claimedAt},
+			ExpectVersion: j.Version, NextExecutionTime: next,
+		}
+	}
+	staleClaim := loopClaim(stale, "t-stale", 0)
+	staleClaim.ExpectVersion++
+	gone := loopClaim(a, "t-gone", 0)
+	gone.Execution.JobID = b.ID + 1000
+	last := loopClaim(b, "t-b", 2)
+	last.NextExecutionTime = time.Time{} // b's last occurrence
+	claims := []store.ExecutionClaim{loopClaim(a, "t-a", 0), staleClaim, gone, loopClaim(disabled, "t-disabled", 0), last,
+		loopClaim(inOff, "t-off", 0)}
+	l := elect(t, d, "leader", t0)
+	res, err := d.ExecutionClaimMany(ctx, store.ExecutionClaimManyParams{Now: claimedAt, Term: l.Term, Claims: claims})
+	if err != nil {
+		t.Fatal(err)
+	}
+	equal(t, "results", len(res), len(claims))
+	wantErr(t, "stale version", res[1].Err, store.ErrConflict)
+	wantErr(t, "absent job", res[2].Err, store.ErrNotFound)
+	wantErr(t, "disabled job", res[3].Err, store.ErrConflict)
+	wantErr(t, "job of a disabled collection", res[5].Err, store.ErrConflict)
+	for _, i := range []int{1, 2, 3, 5} {
+		if res[i].Execution != nil || res[i].Version != 0 {
+			t.Fatalf("claim %d: %+v on error", i, res[i])
+		}
+	}
+	for _, c := range []struct {
+		i   int
+		job *store.Job
+	}{{0, a}, {4, b}} {
+		r := res[c.i]
+		if r.Err != nil {
+			t.Fatalf("claim %d: %v", c.i, r.Err)
+		}
+		x := claims[c.i].Execution
+		equal(t, "execution", *r.Execution, store.Execution{ID: r.Execution.ID, JobID: c.job.ID, Tag: x.Tag, Scheduled: due,
+			Missed: x.Missed, RepeatCount: 1, Phase: store.ActionMain, DueAt: due, ClaimedAt: claimedAt})
+		got := getJob(t, d, c.job.ID)
+		equal(t, "version", r.Version, c.job.Version+1)
+		equal(t, "job's version", got.Version, c.job.Version+1)
+		equal(t, "next", got.Status.NextExecutionTime, claims[c.i].NextExecutionTime)
+		equal(t, "execution count", got.Status.ExecutionCount, 1)
+		equal(t, "last execution (the due time: claimed ahead)", got.Status.LastExecutionTime, due)
+	}
+	if res[0].Execution.ID >= res[4].Execution.ID {
+		t.Fatalf("execution IDs %d, %d: not in claim order", res[0].Execution.ID, res[4].Execution.ID)
+	}
+	equal(t, "executions stored", unfinished(t, d), []*store.Execution{res[0].Execution, res[4].Execution})
+	equal(t, "stale job unchanged", *getJob(t, d, stale.ID), *stale)
+
+	// The same batch again (with a's and b's new versions) once another replica took over.
+	a, b = getJob(t, d, a.ID), getJob(t, d, b.ID)
+	claims[0], claims[4] = loopClaim(a, "t-a2", 0), loopClaim(b, "t-b2", 0)
+	equal(t, "new leader's term", elect(t, d, "other", t0.Add(11*time.Second)).Term, l.Term+1)
+	_, err = d.ExecutionClaimMany(ctx, store.ExecutionClaimManyParams{Now: claimedAt, Term: l.Term, Claims: claims})
+	wantErr(t, "claims of the old leader", err, store.ErrStaleTerm)
+	equal(t, "a untouched", getJob(t, d, a.ID), a)
+	equal(t, "b untouched", getJob(t, d, b.ID), b)
+	equal(t, "nothing more claimed", len(unfinished(t, d)), 2)
+}

@@ -39,6 +39,7 @@ func Run(t *testing.T, newDriver func(t *testing.T) store.Driver) {
 		{"ExecutionClaimScheduled", testExecutionClaimScheduled},
 		{"ExecutionClaimManual", testExecutionClaimManual},
 		{"ExecutionClaimAhead", testExecutionClaimAhead},
+		{"ExecutionClaimLoopBatch", testExecutionClaimLoopBatch},
 		{"ManualRunInFlight", testManualRunInFlight},
 		{"ExecutionListUnfinished", testExecutionListUnfinished},
 		{"LargeBatches", testLargeBatches},
