@@ -678,9 +678,16 @@ func (l *loop) claim(e *entry, now time.Time) *claimOp {
 		}
 	}
 	e.claiming = true
+	job := &store.Job{ID: e.id, CollectionID: e.collectionID, Version: e.version}
+	if l.d.cfg.Role != RoleScheduler {
+		// The attempt's definition, decoded once here. The leader's scheduler runs no attempt
+		// (an executor takes the execution and loads its job): it keeps the job's collection,
+		// which its cancellations need, and decodes nothing in a burst of claims.
+		job = l.job(e)
+	}
 	return &claimOp{
 		entry:  e,
-		job:    l.job(e),
+		job:    job,
 		def:    e.def,
 		target: e.target,
 		due:    !scheduled.After(now),
