@@ -678,11 +678,13 @@ func (l *loop) claim(e *entry, now time.Time) *claimOp {
 		}
 	}
 	e.claiming = true
-	job := &store.Job{ID: e.id, CollectionID: e.collectionID, Version: e.version}
-	if l.d.cfg.Role != RoleScheduler {
-		// The attempt's definition, decoded once here. The leader's scheduler runs no attempt
-		// (an executor takes the execution and loads its job): it keeps the job's collection,
-		// which its cancellations need, and decodes nothing in a burst of claims.
+	// The attempt's definition, decoded once here. The leader's scheduler runs no attempt (an
+	// executor takes the execution and loads its job): it keeps the job's collection, which its
+	// cancellations need, and decodes nothing in a burst of claims.
+	var job *store.Job
+	if l.d.cfg.Role == RoleScheduler {
+		job = &store.Job{ID: e.id, CollectionID: e.collectionID, Version: e.version}
+	} else {
 		job = l.job(e)
 	}
 	return &claimOp{

@@ -91,7 +91,13 @@ func (d *Driver) run(ctx context.Context, statements int, fn func(q querier) err
 // querier is a pool or a transaction.
 type querier interface {
 	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
+	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
 }
+
+// termFence is true when the claims or the rescue of a statement are fenced by no term ($1 = 0)
+// or by the leader's current term; it locks the leader row FOR SHARE, so that no takeover
+// commits before the statement does.
+const termFence = `$1::bigint = 0 OR EXISTS (SELECT 1 FROM (SELECT term FROM leader WHERE name = '` + leaderName + `' FOR SHARE) l WHERE l.term = $1)`
 
 // claimStatement claims a run of occurrences of distinct jobs in one statement: the jobs are
 // updated (a scheduled claim only when the job still has the expected version and it and its
@@ -100,7 +106,7 @@ type querier interface {
 // claimed unless it still holds that term. A manual claim is made only when no manual execution
 // of its job is stored; when one is, its tag comes back.
 const claimStatement = `WITH fence AS (
-	SELECT $1::bigint = 0 OR EXISTS (SELECT 1 FROM (SELECT term FROM leader WHERE name = '` + leaderName + `' FOR SHARE) l WHERE l.term = $1) AS ok
+	SELECT ` + termFence + ` AS ok
 ), v AS (
 	SELECT * FROM unnest($2::bigint[], $3::bigint[], $4::timestamptz[], $5::timestamptz[], $6::text[], $7::timestamptz[],
 		$8::integer[], $9::boolean[], $10::text[], $11::integer[], $12::timestamptz[], $13::timestamptz[])
@@ -257,7 +263,7 @@ const claimScheduledStatement = `WITH upd AS (
 		last_execution_time = greatest($2::timestamptz, v.due_at), version = j.version + 1
 	FROM unnest($3::bigint[], $4::bigint[], $5::timestamptz[], $6::text[], $7::timestamptz[], $8::integer[], $9::timestamptz[])
 		WITH ORDINALITY AS v(job_id, expect, next, tag, due_at, missed, claimed_at, ord)
-	WHERE ($1::bigint = 0 OR EXISTS (SELECT 1 FROM (SELECT term FROM leader WHERE name = '` + leaderName + `' FOR SHARE) l WHERE l.term = $1))
+	WHERE (` + termFence + `)
 		AND j.id = v.job_id AND j.version = v.expect AND j.state = 'Enabled'
 		AND (SELECT c.state FROM collections c WHERE c.id = j.collection_id) = 'Enabled'
 	RETURNING v.ord, j.id, j.execution_count, v.tag, v.due_at, v.missed, v.claimed_at
@@ -351,22 +357,11 @@ func claimLost(ctx context.Context, q querier, term int64, won int, execs []stor
 			lost = append(lost, execs[i].JobID)
 		}
 	}
-	rows, err := q.Query(ctx, claimLostStatement, term, lost)
-	if err != nil {
-		return err
-	}
 	var (
 		holds  bool
 		exists []int64
 	)
-	for rows.Next() {
-		if err := rows.Scan(&holds, &exists); err != nil {
-			rows.Close()
-			return err
-		}
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
+	if err := q.QueryRow(ctx, claimLostStatement, term, lost).Scan(&holds, &exists); err != nil {
 		return err
 	}
 	if !holds && won == 0 {

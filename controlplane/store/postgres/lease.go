@@ -143,7 +143,7 @@ func lost(ids []int64, kept map[int64]bool) []int64 {
 // rescueStatement clears the owner of the executions whose lease ended, fenced by the term as
 // claims are.
 const rescueStatement = `WITH fence AS (
-	SELECT $1::bigint = 0 OR EXISTS (SELECT 1 FROM (SELECT term FROM leader WHERE name = '` + leaderName + `' FOR SHARE) l WHERE l.term = $1) AS ok
+	SELECT ` + termFence + ` AS ok
 ), r AS (
 	UPDATE executions SET owner = '', lease_until = NULL
 	WHERE (SELECT ok FROM fence) AND owner <> '' AND lease_until < $2 RETURNING id
