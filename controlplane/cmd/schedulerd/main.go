@@ -4,6 +4,8 @@
 //	    run the daemon
 //	schedulerd occurrences [--now RFC3339] [--count N] [--zone] [--describe] [FILE|-]
 //	    print a job's (or a bare recurrence's) next executions
+//	schedulerd health [--url URL] [--tls-cert FILE] [--timeout D]
+//	    ask a running daemon's /readyz: exit 0 when ready (a container's health check)
 package main
 
 import (
@@ -20,6 +22,8 @@ const usage = `usage:
       run the daemon
   schedulerd occurrences [--now RFC3339] [--count N] [--zone] [--describe] [FILE|-]
       print a job's (or a bare recurrence's) next executions
+  schedulerd health [--url URL] [--tls-cert FILE] [--timeout D]
+      ask a running daemon's /readyz: exit 0 when ready (a container's health check)
 `
 
 func main() {
@@ -40,6 +44,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return runServe(ctx, args[1:], stdout, stderr)
 	case "occurrences":
 		return runOccurrences(ctx, args[1:], stdin, stdout, stderr)
+	case "health":
+		return runHealth(ctx, args[1:], os.Getenv, stdout, stderr)
 	case "-h", "--help", "help":
 		fmt.Fprint(stdout, usage)
 		return 0
