@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/store"
+	"github.com/schedulerhq/terraform-provider-scheduler/internal/ascii"
 )
 
 // parseTemplates parses every page with the layout.
@@ -37,7 +38,7 @@ func (s *Server) parseTemplates() error {
 			return collectionPath(k)
 		},
 		"jobPath": func(k store.JobKey) string { return jobPath(k) },
-		"lower":   func(s string) string { return lowerASCII(s) },
+		"lower":   ascii.Lower,
 		"add":     func(a, b int) int { return a + b },
 	}
 	s.pages = map[string]*template.Template{}
@@ -49,16 +50,6 @@ func (s *Server) parseTemplates() error {
 		s.pages[page] = t
 	}
 	return nil
-}
-
-func lowerASCII(s string) string {
-	b := []byte(s)
-	for i, c := range b {
-		if c >= 'A' && c <= 'Z' {
-			b[i] = c + 'a' - 'A'
-		}
-	}
-	return string(b)
 }
 
 // relative is a time relative to now: "in 5 min", "3 h ago".

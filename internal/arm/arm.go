@@ -24,6 +24,8 @@ import (
 	"fmt"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/schedulerhq/terraform-provider-scheduler/internal/ascii"
 )
 
 // Kind is which of the four names a value is.
@@ -135,40 +137,10 @@ func Check(kind Kind, name string) error {
 // valid names are the same name exactly when their Folds are equal. It is not strings.ToLower,
 // which also lowers non-ASCII letters, nor strings.EqualFold, which also folds U+017F to 's' and
 // U+212A to 'k': both would let a name outside the grammar meet one inside it.
-func Fold(name string) string {
-	for i := 0; i < len(name); i++ {
-		if c := name[i]; 'A' <= c && c <= 'Z' {
-			b := []byte(name)
-			for j := i; j < len(b); j++ {
-				if 'A' <= b[j] && b[j] <= 'Z' {
-					b[j] += 'a' - 'A'
-				}
-			}
-			return string(b)
-		}
-	}
-	return name
-}
+func Fold(name string) string { return ascii.Lower(name) }
 
 // Same reports whether two names are one name (Fold(a) == Fold(b)).
-func Same(a, b string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := 0; i < len(a); i++ {
-		x, y := a[i], b[i]
-		if 'A' <= x && x <= 'Z' {
-			x += 'a' - 'A'
-		}
-		if 'A' <= y && y <= 'Z' {
-			y += 'a' - 'A'
-		}
-		if x != y {
-			return false
-		}
-	}
-	return true
-}
+func Same(a, b string) bool { return ascii.EqualFold(a, b) }
 
 // Provider is the resource provider's segment in ARM ids.
 const Provider = "Microsoft.Scheduler"

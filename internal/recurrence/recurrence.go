@@ -28,6 +28,8 @@ import (
 	"strconv"
 	"time"
 	_ "time/tzdata" // zone data is embedded: no system tzdata needed (SPEC 3).
+
+	"github.com/schedulerhq/terraform-provider-scheduler/internal/ascii"
 )
 
 // Frequency is a recurrence's bucket size.
@@ -76,7 +78,7 @@ func (f Frequency) Duration() time.Duration {
 // ParseFrequency reads a frequency case-insensitively ("week", "WEEK").
 func ParseFrequency(s string) (Frequency, bool) {
 	for f := Minute; f <= Month; f++ {
-		if equalFold(s, freqNames[f]) {
+		if ascii.EqualFold(s, freqNames[f]) {
 			return f, true
 		}
 	}
@@ -88,7 +90,7 @@ var weekdayNames = [7]string{"Monday", "Tuesday", "Wednesday", "Thursday", "Frid
 // ParseWeekday reads a day name case-insensitively and returns it as a time.Weekday.
 func ParseWeekday(s string) (time.Weekday, bool) {
 	for i, n := range weekdayNames {
-		if equalFold(s, n) {
+		if ascii.EqualFold(s, n) {
 			return time.Weekday((i + 1) % 7), true
 		}
 	}
@@ -511,23 +513,4 @@ func (r *Rule) nextSlot(h, m int) (nh, nm int, dayAdd int64) {
 		}
 	}
 	return r.hourList[0], first, 1
-}
-
-func equalFold(a, b string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range len(a) {
-		x, y := a[i], b[i]
-		if 'A' <= x && x <= 'Z' {
-			x += 'a' - 'A'
-		}
-		if 'A' <= y && y <= 'Z' {
-			y += 'a' - 'A'
-		}
-		if x != y {
-			return false
-		}
-	}
-	return true
 }

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/schedulerhq/terraform-provider-scheduler/internal/ascii"
 )
 
 // Decode strictly decodes a JSON document into v (a pointer to one of this package's types):
@@ -202,7 +204,7 @@ func (m *member) folded() string {
 // same reports whether two names are one under foldName.
 func same(a, b *member) bool {
 	if a.plain && b.plain {
-		return asciiEqualFoldBytes(a.raw, b.raw)
+		return ascii.EqualFold(a.raw, b.raw)
 	}
 	return a.folded() == b.folded()
 }
@@ -258,25 +260,6 @@ func (s *dupScanner) object(path string) {
 			s.i++
 		}
 	}
-}
-
-func asciiEqualFoldBytes(a, b []byte) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		x, y := a[i], b[i]
-		if 'A' <= x && x <= 'Z' {
-			x += 'a' - 'A'
-		}
-		if 'A' <= y && y <= 'Z' {
-			y += 'a' - 'A'
-		}
-		if x != y {
-			return false
-		}
-	}
-	return true
 }
 
 // foldName folds a member name so that two names encoding/json would match to one struct field
@@ -476,30 +459,11 @@ func (fs fieldSet) lookup(key string) (field, bool) {
 		return f, true
 	}
 	for _, n := range fs.names {
-		if asciiEqualFold(n, key) {
+		if ascii.EqualFold(n, key) {
 			return fs.byName[n], true
 		}
 	}
 	return field{}, false
-}
-
-func asciiEqualFold(a, b string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := 0; i < len(a); i++ {
-		x, y := a[i], b[i]
-		if 'A' <= x && x <= 'Z' {
-			x += 'a' - 'A'
-		}
-		if 'A' <= y && y <= 'Z' {
-			y += 'a' - 'A'
-		}
-		if x != y {
-			return false
-		}
-	}
-	return true
 }
 
 // structFields lists the JSON properties of struct type t, with the fields of embedded structs
