@@ -1,107 +1,15 @@
 package provider
 
 import (
-	"context"
 	"testing"
 
 	"github.com/hashicorp/terraform-plugin-framework/attr"
-	"github.com/hashicorp/terraform-plugin-framework/datasource"
-	"github.com/hashicorp/terraform-plugin-framework/path"
-	"github.com/hashicorp/terraform-plugin-framework/provider"
-	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
 	"github.com/schedulerhq/terraform-provider-scheduler/internal/client"
 	"github.com/schedulerhq/terraform-provider-scheduler/internal/wire"
 )
 
-func TestSchemasAreValid(t *testing.T) {
-	ctx := context.Background()
-	p := New("test")()
-	var ps provider.SchemaResponse
-	p.Schema(ctx, provider.SchemaRequest{}, &ps)
-	if diags := ps.Schema.ValidateImplementation(ctx); diags.HasError() {
-		t.Errorf("provider: %v", diags)
-	}
-	for _, f := range p.Resources(ctx) {
-		r := f()
-		var md resource.MetadataResponse
-		r.Metadata(ctx, resource.MetadataRequest{ProviderTypeName: "scheduler"}, &md)
-		var resp resource.SchemaResponse
-		r.Schema(ctx, resource.SchemaRequest{}, &resp)
-		if resp.Diagnostics.HasError() {
-			t.Errorf("%s: %v", md.TypeName, resp.Diagnostics)
-		}
-		if diags := resp.Schema.ValidateImplementation(ctx); diags.HasError() {
-			t.Errorf("%s: %v", md.TypeName, diags)
-		}
-	}
-	for _, f := range p.DataSources(ctx) {
-		d := f()
-		var md datasource.MetadataResponse
-		d.Metadata(ctx, datasource.MetadataRequest{ProviderTypeName: "scheduler"}, &md)
-		var resp datasource.SchemaResponse
-		d.Schema(ctx, datasource.SchemaRequest{}, &resp)
-		if diags := resp.Schema.ValidateImplementation(ctx); diags.HasError() {
-			t.Errorf("%s: %v", md.TypeName, diags)
-		}
-	}
-}
-
-func TestJobAttrPath(t *testing.T) {
-	job := &wire.JobProperties{Action: &wire.JobAction{
-		Request:     &wire.HTTPRequest{Authentication: &wire.HTTPAuthentication{Type: "Basic"}},
-		ErrorAction: &wire.JobErrorAction{Request: &wire.HTTPRequest{Authentication: &wire.HTTPAuthentication{Type: "ActiveDirectoryOAuth"}}},
-	}}
-	for in, want := range map[string]string{
-		"recurrence.schedule.monthDays[2]":                     "recurrence.schedule.month_days[2]",
-		"recurrence.schedule.monthlyOccurrences[1].occurrence": "recurrence.schedule.monthly_occurrences[1].occurrence",
-		"recurrence.schedule.monthlyOccurrences[1].Occurrence": "recurrence.schedule.monthly_occurrences[1].occurrence",
-		"startTime":                                          "start_time",
-		"recurrence.endTime":                                 "recurrence.end_time",
-		"action.retryPolicy.retryInterval":                   "action.retry_policy.retry_interval",
-		"action.request.headers.X-Trace.Id":                  `action.request.headers["X-Trace.Id"]`,
-		"action.request.authentication.password":             "action.request.authentication.basic.password",
-		"action.request.authentication.type":                 "action.request.authentication",
-		"action.errorAction.request.authentication.clientId": "action.error_action.request.authentication.active_directory_oauth.client_id",
-		"action.errorAction.request.uri":                     "action.error_action.request.uri",
-	} {
-		if got := jobAttrPath(in, job).String(); got != want {
-			t.Errorf("jobAttrPath(%q) = %s, want %s", in, got, want)
-		}
-	}
-	if !jobAttrPath("", job).Equal(path.Empty()) {
-		t.Errorf("the empty path must map to the whole resource")
-	}
-	if got := collectionAttrPath("sku.name").String(); got != "sku" {
-		t.Errorf("collectionAttrPath(sku.name) = %s", got)
-	}
-	if got := collectionAttrPath("quota.maxRecurrence.frequency").String(); got != "quota.max_recurrence.frequency" {
-		t.Errorf("collectionAttrPath = %s", got)
-	}
-}
-
-func TestSameDuration(t *testing.T) {
-	for _, tc := range []struct {
-		a, b string
-		want bool
-	}{
-		{"PT1M", "00:01:00", true},
-		{"pt30s", "PT30S", true},
-		{"P1D", "1.00:00:00", true},
-		{"PT90S", "PT1M30S", true},
-		{"P1M", "P30D", false},
-		{"PT1M", "PT2M", false},
-		{"nonsense", "PT1M", false},
-	} {
-		if got := sameDuration(tc.a, tc.b); got != tc.want {
-			t.Errorf("sameDuration(%q, %q) = %v, want %v", tc.a, tc.b, got, tc.want)
-		}
-	}
-}
-
-// The daemon answers in Azure's spelling, in RFC 3339 in the rule's zone, with defaults and
-// without secrets: state keeps what the user wrote when it means the same.
 func TestJobFromWireKeepsTheUsersSpelling(t *testing.T) {
 	id := client.JobID{CollectionID: client.CollectionID{Subscription: "s", ResourceGroup: "rg", Name: "jc"}, Name: "nightly"}
 	prior := &jobModel{

@@ -6,9 +6,12 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/providerserver"
 	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
 	"github.com/hashicorp/terraform-plugin-go/tftypes"
+
+	"github.com/schedulerhq/terraform-provider-scheduler/internal/wire"
 )
 
 // objectOf builds a value of typ from fields: a tftypes.Value, a nested map for an object, or
@@ -139,5 +142,38 @@ func TestHCLNames(t *testing.T) {
 		if got := hclNames(in); got != want {
 			t.Errorf("hclNames(%q)\n got %q\nwant %q", in, got, want)
 		}
+	}
+}
+
+func TestJobAttrPath(t *testing.T) {
+	job := &wire.JobProperties{Action: &wire.JobAction{
+		Request:     &wire.HTTPRequest{Authentication: &wire.HTTPAuthentication{Type: "Basic"}},
+		ErrorAction: &wire.JobErrorAction{Request: &wire.HTTPRequest{Authentication: &wire.HTTPAuthentication{Type: "ActiveDirectoryOAuth"}}},
+	}}
+	for in, want := range map[string]string{
+		"recurrence.schedule.monthDays[2]":                     "recurrence.schedule.month_days[2]",
+		"recurrence.schedule.monthlyOccurrences[1].occurrence": "recurrence.schedule.monthly_occurrences[1].occurrence",
+		"recurrence.schedule.monthlyOccurrences[1].Occurrence": "recurrence.schedule.monthly_occurrences[1].occurrence",
+		"startTime":                                          "start_time",
+		"recurrence.endTime":                                 "recurrence.end_time",
+		"action.retryPolicy.retryInterval":                   "action.retry_policy.retry_interval",
+		"action.request.headers.X-Trace.Id":                  `action.request.headers["X-Trace.Id"]`,
+		"action.request.authentication.password":             "action.request.authentication.basic.password",
+		"action.request.authentication.type":                 "action.request.authentication",
+		"action.errorAction.request.authentication.clientId": "action.error_action.request.authentication.active_directory_oauth.client_id",
+		"action.errorAction.request.uri":                     "action.error_action.request.uri",
+	} {
+		if got := jobAttrPath(in, job).String(); got != want {
+			t.Errorf("jobAttrPath(%q) = %s, want %s", in, got, want)
+		}
+	}
+	if !jobAttrPath("", job).Equal(path.Empty()) {
+		t.Errorf("the empty path must map to the whole resource")
+	}
+	if got := collectionAttrPath("sku.name").String(); got != "sku" {
+		t.Errorf("collectionAttrPath(sku.name) = %s", got)
+	}
+	if got := collectionAttrPath("quota.maxRecurrence.frequency").String(); got != "quota.max_recurrence.frequency" {
+		t.Errorf("collectionAttrPath = %s", got)
 	}
 }

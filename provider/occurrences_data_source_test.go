@@ -6,7 +6,6 @@ import (
 
 	"github.com/hashicorp/terraform-plugin-framework/providerserver"
 	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
-
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
 	"github.com/hashicorp/terraform-plugin-testing/knownvalue"
 	"github.com/hashicorp/terraform-plugin-testing/statecheck"
@@ -169,5 +168,27 @@ output "sundays" {
 				statecheck.ExpectKnownOutputValue("sundays", exactTimes("2026-01-07T11:45:30Z", "2026-01-11T11:45:30Z", "2026-01-18T11:45:30Z")),
 			},
 		}},
+	})
+}
+
+// The same for the scheduler_occurrences data source's recurrence.
+func TestAccOccurrences_errorsOnTheirLines(t *testing.T) {
+	cfg := linesHeader + `
+data "scheduler_occurrences" "bad" {
+  start_time = "2026-01-01T00:00:00Z"
+  recurrence {
+    frequency = "month"
+    schedule {
+      month_days = [1, 2, 32]
+    }
+  }
+}
+`
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: protoV6Factories(),
+		ErrorCheck: checkLines(cfg, []lineError{
+			{"Invalid recurrence.schedule.month_days[2]: 32 is outside -31..-1, 1..31", "month_days = [1, 2, 32]"},
+		}),
+		Steps: []resource.TestStep{{Config: cfg, PlanOnly: true}},
 	})
 }

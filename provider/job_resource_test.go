@@ -1,0 +1,1472 @@
+package provider
+
+import (
+	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/sha1" //nolint:gosec // the certificate thumbprint is SHA-1 by definition
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/base64"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"math/big"
+	"net/http"
+	"net/http/httptest"
+	"regexp"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/hashicorp/terraform-plugin-framework/attr"
+	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+	"github.com/hashicorp/terraform-plugin-testing/helper/acctest"
+	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
+	"github.com/hashicorp/terraform-plugin-testing/knownvalue"
+	"github.com/hashicorp/terraform-plugin-testing/plancheck"
+	"github.com/hashicorp/terraform-plugin-testing/statecheck"
+	"github.com/hashicorp/terraform-plugin-testing/terraform"
+	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
+	"software.sslmate.com/src/go-pkcs12"
+
+	"github.com/schedulerhq/terraform-provider-scheduler/internal/client"
+	"github.com/schedulerhq/terraform-provider-scheduler/internal/clock"
+	"github.com/schedulerhq/terraform-provider-scheduler/internal/wire"
+)
+
+// jobConfig is a collection and a weekly job written the way users write: enums in lower case,
+// times without offset in the job's time zone, a date alone as end time, a time span as retry
+// interval, a Basic password (write-only in the API).
+type jobConfig struct {
+	Collection, Name              string
+	Type, URI, Method, HeaderName string
+	Password                      string
+	StartTime, EndTime            string
+	Frequency, RetryInterval      string
+	Hours                         string
+	WeekDays                      string
+	State, RetryType, ErrorType   string
+}
+
+func (c jobConfig) String() string {
+	return fmt.Sprintf(`
+resource "scheduler_job_collection" "test" {
+  name = %q
+}
+
+resource "scheduler_job" "test" {
+  job_collection_id = scheduler_job_collection.test.id
+  name              = %q
+  start_time        = %q
+  state             = %q
+  action {
+    type = %q
+    request {
+      uri     = %q
+      method  = %q
+      body    = "{\"olderThanDays\":30}"
+      headers = { %q = "application/json" }
+      authentication {
+        basic {
+          username = "ops"
+          password = %q
+        }
+      }
+    }
+    retry_policy {
+      retry_type     = %q
+      retry_interval = %q
+      retry_count    = 3
+    }
+    error_action {
+      type = %q
+      request {
+        uri    = "http://example.com/notify"
+        method = "POST"
+      }
+    }
+  }
+  recurrence {
+    frequency = %q
+    end_time  = %q
+    time_zone = "Europe/Berlin"
+    schedule {
+      week_days = %s
+      hours     = %s
+      minutes   = [30]
+    }
+  }
+}
+`, c.Collection, c.Name, c.StartTime, c.State, c.Type, c.URI, c.Method, c.HeaderName, c.Password, c.RetryType, c.RetryInterval, c.ErrorType, c.Frequency, c.EndTime, c.WeekDays, c.Hours)
+}
+
+func TestAccJob_lifecycle(t *testing.T) {
+	coll := acctest.RandomWithPrefix("jc")
+	id := client.JobID{CollectionID: client.CollectionID{Subscription: DefaultSubscriptionID, ResourceGroup: "default", Name: coll}, Name: "nightly-cleanup"}
+	addr := "scheduler_job.test"
+	cfg := jobConfig{
+		Collection: coll, Name: id.Name,
+		Type: "https", URI: "https://example.com/cleanup", Method: "post", HeaderName: "content-type",
+		Password:  "s3cret-1",
+		StartTime: "2030-01-01T09:00:00", EndTime: "2031-01-01",
+		Frequency: "week", RetryInterval: "00:01:00",
+		WeekDays: `["monday", "FRIDAY"]`, Hours: "[22, 9]",
+		State: "enabled", RetryType: "fixed", ErrorType: "http",
+	}
+	updated := cfg
+	updated.Hours, updated.Method = "[10]", "put"
+	newSecret := updated
+	newSecret.Password = "s3cret-2"
+	// The same job in Azure's spelling, as the daemon answers: what an import reads.
+	canonical := newSecret
+	canonical.Type, canonical.Method, canonical.HeaderName = "Https", "PUT", "Content-Type"
+	canonical.StartTime, canonical.EndTime = "2030-01-01T09:00:00+01:00", "2031-01-01T00:00:00+01:00"
+	canonical.Frequency, canonical.WeekDays, canonical.RetryInterval = "Week", `["Monday", "Friday"]`, "PT1M"
+	canonical.State, canonical.RetryType, canonical.ErrorType = "Enabled", "Fixed", "Http"
+
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: protoV6Factories(),
+		CheckDestroy:             checkJobDestroyed(t, id),
+		Steps: []resource.TestStep{
+			{
+				Config: cfg.String(),
+				ConfigStateChecks: []statecheck.StateCheck{
+					statecheck.ExpectKnownValue(addr, tfjsonpath.New("id"), knownvalue.StringExact(id.String())),
+					statecheck.ExpectKnownValue(addr, tfjsonpath.New("start_time"), knownvalue.StringExact("2030-01-01T09:00:00")),
+					statecheck.ExpectKnownValue(addr, tfjsonpath.New("state"), knownvalue.StringExact("enabled")),
+					statecheck.ExpectKnownValue(addr, tfjsonpath.New("action").AtMapKey("type"), knownvalue.StringExact("https")),
+					statecheck.ExpectKnownValue(addr, tfjsonpath.New("action").AtMapKey("request").AtMapKey("method"), knownvalue.StringExact("post")),
+					statecheck.ExpectKnownValue(addr, tfjsonpath.New("action").AtMapKey("retry_policy").AtMapKey("retry_interval"), knownvalue.StringExact("00:01:00")),
+					statecheck.ExpectKnownValue(addr, tfjsonpath.New("recurrence").AtMapKey("frequency"), knownvalue.StringExact("week")),
+					statecheck.ExpectKnownValue(addr, tfjsonpath.New("recurrence").AtMapKey("end_time"), knownvalue.StringExact("2031-01-01")),
+					statecheck.ExpectKnownValue(addr, tfjsonpath.New("recurrence").AtMapKey("schedule").AtMapKey("week_days"),
+						knownvalue.ListExact([]knownvalue.Check{knownvalue.StringExact("monday"), knownvalue.StringExact("FRIDAY")})),
+					statecheck.ExpectKnownValue(addr, tfjsonpath.New("action").AtMapKey("request").AtMapKey("authentication").AtMapKey("basic").AtMapKey("password"),
+						knownvalue.StringExact("s3cret-1")),
+					statecheck.ExpectKnownValue(addr, tfjsonpath.New("status").AtMapKey("state"), knownvalue.StringExact("Enabled")),
+					statecheck.ExpectKnownValue(addr, tfjsonpath.New("status").AtMapKey("execution_count"), knownvalue.Int64Exact(0)),
+					// 2030-01-01 is a Tuesday: the first Monday/Friday at 09:30 or 22:30 Berlin is Friday the 4th, 09:30 (08:30 UTC).
+					statecheck.ExpectKnownValue(addr, tfjsonpath.New("status").AtMapKey("next_execution_time"), knownvalue.StringExact("2030-01-04T08:30:00Z")),
+				},
+				ConfigPlanChecks: resource.ConfigPlanChecks{
+					PreApply:             []plancheck.PlanCheck{plancheck.ExpectResourceAction(addr, plancheck.ResourceActionCreate)},
+					PostApplyPostRefresh: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()},
+				},
+				Check: checkJob(t, id, func(p *wire.JobProperties) error {
+					if p.Action.Request.Method != "POST" || p.Recurrence.Frequency != "Week" || fmt.Sprint(p.Recurrence.Schedule.Hours) != "[22 9]" {
+						return fmt.Errorf("method %s, frequency %s, hours %v", p.Action.Request.Method, p.Recurrence.Frequency, p.Recurrence.Schedule.Hours)
+					}
+					if p.Action.Request.Authentication.Password != "" {
+						return fmt.Errorf("the daemon returned the password")
+					}
+					return nil
+				}),
+			},
+			{ // a schedule change is an update in place, and the next execution follows it
+				Config: updated.String(),
+				ConfigPlanChecks: resource.ConfigPlanChecks{
+					PreApply:             []plancheck.PlanCheck{plancheck.ExpectResourceAction(addr, plancheck.ResourceActionUpdate)},
+					PostApplyPostRefresh: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()},
+				},
+				ConfigStateChecks: []statecheck.StateCheck{
+					statecheck.ExpectKnownValue(addr, tfjsonpath.New("status").AtMapKey("next_execution_time"), knownvalue.StringExact("2030-01-04T09:30:00Z")),
+				},
+				Check: checkJob(t, id, func(p *wire.JobProperties) error {
+					if p.Action.Request.Method != "PUT" || fmt.Sprint(p.Recurrence.Schedule.Hours) != "[10]" {
+						return fmt.Errorf("method %s, hours %v", p.Action.Request.Method, p.Recurrence.Schedule.Hours)
+					}
+					return nil
+				}),
+			},
+			{ // the API never returns the password, yet changing it is detected and applied
+				Config: newSecret.String(),
+				ConfigPlanChecks: resource.ConfigPlanChecks{
+					PreApply:             []plancheck.PlanCheck{plancheck.ExpectResourceAction(addr, plancheck.ResourceActionUpdate)},
+					PostApplyPostRefresh: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()},
+				},
+				ConfigStateChecks: []statecheck.StateCheck{
+					statecheck.ExpectKnownValue(addr, tfjsonpath.New("action").AtMapKey("request").AtMapKey("authentication").AtMapKey("basic").AtMapKey("password"),
+						knownvalue.StringExact("s3cret-2")),
+				},
+			},
+			{ // the same job in Azure's spelling: an update, and then import reads exactly it
+				Config: canonical.String(),
+				ConfigPlanChecks: resource.ConfigPlanChecks{
+					PostApplyPostRefresh: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()},
+				},
+			},
+			{
+				ResourceName:      addr,
+				ImportState:       true,
+				ImportStateId:     id.String(),
+				ImportStateVerify: true,
+				// Write-only in the API: an import cannot know them.
+				ImportStateVerifyIgnore: []string{"action.request.authentication.basic.password"},
+			},
+			{ // disabled outside Terraform: planned back to the configured state
+				PreConfig: func() {
+					_, err := testClient(t).JobPatch(context.Background(), id, &wire.JobDefinition{Properties: &wire.JobProperties{State: "Disabled"}})
+					if err != nil {
+						t.Fatalf("disable outside Terraform: %v", err)
+					}
+				},
+				Config: canonical.String(),
+				ConfigPlanChecks: resource.ConfigPlanChecks{
+					PreApply: []plancheck.PlanCheck{
+						plancheck.ExpectResourceAction(addr, plancheck.ResourceActionUpdate),
+						plancheck.ExpectKnownValue(addr, tfjsonpath.New("state"), knownvalue.StringExact("Enabled")),
+					},
+					PostApplyPostRefresh: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()},
+				},
+				Check: checkJob(t, id, func(p *wire.JobProperties) error {
+					if p.State != "Enabled" {
+						return fmt.Errorf("state %s, want Enabled", p.State)
+					}
+					return nil
+				}),
+			},
+			{ // deleted outside Terraform: dropped from state and planned for creation
+				PreConfig: func() {
+					if err := testClient(t).JobDelete(context.Background(), id); err != nil {
+						t.Fatalf("delete outside Terraform: %v", err)
+					}
+				},
+				Config: canonical.String(),
+				ConfigPlanChecks: resource.ConfigPlanChecks{
+					PreApply:             []plancheck.PlanCheck{plancheck.ExpectResourceAction(addr, plancheck.ResourceActionCreate)},
+					PostApplyPostRefresh: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()},
+				},
+				Check: checkJob(t, id, func(p *wire.JobProperties) error { return nil }),
+			},
+			{ // the whole collection deleted outside Terraform: both are created again
+				PreConfig: func() {
+					if err := testClient(t).CollectionDelete(context.Background(), id.CollectionID); err != nil {
+						t.Fatalf("delete outside Terraform: %v", err)
+					}
+				},
+				Config: canonical.String(),
+				ConfigPlanChecks: resource.ConfigPlanChecks{
+					PreApply: []plancheck.PlanCheck{
+						plancheck.ExpectResourceAction("scheduler_job_collection.test", plancheck.ResourceActionCreate),
+						plancheck.ExpectResourceAction(addr, plancheck.ResourceActionCreate),
+					},
+					PostApplyPostRefresh: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()},
+				},
+			},
+		},
+	})
+}
+
+// A one-off job runs at once and becomes Completed: its plan stays empty, and a configuration
+// change replaces it (the API refuses to update a Completed job). The data sources read it.
+func TestAccJob_completedIsReplaced(t *testing.T) {
+	var hits atomic.Int32
+	target := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		hits.Add(1)
+		_, _ = io.WriteString(w, "done")
+	}))
+	defer target.Close()
+	coll := acctest.RandomWithPrefix("jc")
+	id := client.JobID{CollectionID: client.CollectionID{Subscription: DefaultSubscriptionID, ResourceGroup: "default", Name: coll}, Name: "once"}
+	addr := "scheduler_job.test"
+	config := func(body string, withData bool) string {
+		s := fmt.Sprintf(`
+resource "scheduler_job_collection" "test" {
+  name = %q
+}
+
+resource "scheduler_job" "test" {
+  job_collection_id = scheduler_job_collection.test.id
+  name              = "once"
+  action {
+    type = "Http"
+    request {
+      uri    = %q
+      method = "POST"
+      body   = %q
+    }
+  }
+}
+`, coll, target.URL+"/run", body)
+		if withData {
+			s += `
+data "scheduler_job_collection" "test" {
+  name = scheduler_job_collection.test.name
+}
+
+data "scheduler_job" "test" {
+  job_collection_id = scheduler_job_collection.test.id
+  name              = scheduler_job.test.name
+}
+
+data "scheduler_job_history" "test" {
+  job_id = scheduler_job.test.id
+}
+`
+		}
+		return s
+	}
+	completed := func() {
+		waitForJob(t, id, "Completed", func(state string, n int) bool { return state == "Completed" && n == 1 })
+	}
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: protoV6Factories(),
+		CheckDestroy:             checkJobDestroyed(t, id),
+		Steps: []resource.TestStep{
+			{
+				Config: config("first", false),
+			},
+			{ // completed, same configuration: nothing to do
+				PreConfig: completed,
+				Config:    config("first", true),
+				ConfigPlanChecks: resource.ConfigPlanChecks{
+					PreApply: []plancheck.PlanCheck{plancheck.ExpectResourceAction(addr, plancheck.ResourceActionNoop)},
+				},
+				ConfigStateChecks: []statecheck.StateCheck{
+					statecheck.ExpectKnownValue(addr, tfjsonpath.New("state"), knownvalue.StringExact("Enabled")),
+					statecheck.ExpectKnownValue(addr, tfjsonpath.New("status").AtMapKey("state"), knownvalue.StringExact("Completed")),
+					statecheck.ExpectKnownValue(addr, tfjsonpath.New("status").AtMapKey("execution_count"), knownvalue.Int64Exact(1)),
+					statecheck.ExpectKnownValue("data.scheduler_job_collection.test", tfjsonpath.New("sku"), knownvalue.StringExact("Standard")),
+					statecheck.ExpectKnownValue("data.scheduler_job_collection.test", tfjsonpath.New("id"), knownvalue.StringExact(id.CollectionID.String())),
+					statecheck.ExpectKnownValue("data.scheduler_job.test", tfjsonpath.New("state"), knownvalue.StringExact("Completed")),
+					statecheck.ExpectKnownValue("data.scheduler_job.test", tfjsonpath.New("action").AtMapKey("request").AtMapKey("body"), knownvalue.StringExact("first")),
+					statecheck.ExpectKnownValue("data.scheduler_job_history.test", tfjsonpath.New("entries"), knownvalue.ListSizeExact(1)),
+					statecheck.ExpectKnownValue("data.scheduler_job_history.test", tfjsonpath.New("entries").AtSliceIndex(0).AtMapKey("status"), knownvalue.StringExact("Completed")),
+					statecheck.ExpectKnownValue("data.scheduler_job_history.test", tfjsonpath.New("entries").AtSliceIndex(0).AtMapKey("action_name"), knownvalue.StringExact("MainAction")),
+				},
+			},
+			{ // completed, configuration changed: replaced, and the new job runs
+				Config: config("second", false),
+				ConfigPlanChecks: resource.ConfigPlanChecks{
+					PreApply: []plancheck.PlanCheck{plancheck.ExpectResourceAction(addr, plancheck.ResourceActionReplace)},
+				},
+				Check: func(*terraform.State) error {
+					completed()
+					if n := hits.Load(); n != 2 {
+						return fmt.Errorf("the target was called %d times, want 2", n)
+					}
+					return nil
+				},
+			},
+		},
+	})
+}
+
+func checkJob(t *testing.T, id client.JobID, f func(p *wire.JobProperties) error) resource.TestCheckFunc {
+	return func(*terraform.State) error {
+		got, err := testClient(t).JobGet(context.Background(), id)
+		if err != nil {
+			return err
+		}
+		if got.Properties == nil {
+			return fmt.Errorf("job %s has no properties", id)
+		}
+		return f(got.Properties)
+	}
+}
+
+func checkJobDestroyed(t *testing.T, id client.JobID) resource.TestCheckFunc {
+	return func(*terraform.State) error {
+		_, err := testClient(t).JobGet(context.Background(), id)
+		if client.IsNotFound(err) {
+			return nil
+		}
+		return fmt.Errorf("job %s still exists after destroy (err %v)", id, err)
+	}
+}
+
+// A job that already exists is not overwritten by a create: the error says to import it.
+func TestAccJob_existingJobMustBeImported(t *testing.T) {
+	coll := acctest.RandomWithPrefix("jc")
+	id := client.JobID{CollectionID: client.CollectionID{Subscription: DefaultSubscriptionID, ResourceGroup: "default", Name: coll}, Name: "taken"}
+	collection := fmt.Sprintf(`
+resource "scheduler_job_collection" "test" {
+  name = %q
+}
+`, coll)
+	job := collection + `
+resource "scheduler_job" "test" {
+  job_collection_id = scheduler_job_collection.test.id
+  name              = "taken"
+  start_time        = "2030-01-01T00:00:00Z"
+  action {
+    type = "Http"
+    request {
+      uri    = "http://example.com/mine"
+      method = "GET"
+    }
+  }
+}
+`
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: protoV6Factories(),
+		Steps: []resource.TestStep{
+			{Config: collection},
+			{
+				PreConfig: func() {
+					_, err := testClient(t).JobPut(context.Background(), id, &wire.JobDefinition{Properties: &wire.JobProperties{
+						StartTime: "2030-01-01T00:00:00Z",
+						Action:    &wire.JobAction{Type: "Http", Request: &wire.HTTPRequest{URI: "http://example.com/theirs", Method: "GET"}},
+					}})
+					if err != nil {
+						t.Fatalf("create outside Terraform: %v", err)
+					}
+				},
+				Config:      job,
+				ExpectError: messageRE("Import the existing job instead of creating it"),
+			},
+			{ // and it was left as it was
+				Config: collection,
+				Check: checkJob(t, id, func(p *wire.JobProperties) error {
+					if p.Action.Request.URI != "http://example.com/theirs" {
+						return fmt.Errorf("uri %s: the existing job was overwritten", p.Action.Request.URI)
+					}
+					return nil
+				}),
+			},
+		},
+	})
+}
+
+// testPfx makes a self-signed client certificate as a base64 PKCS#12 file; it returns the file
+// and the certificate's thumbprint.
+func testPfx(t *testing.T, cn, password string, notAfter time.Time) (pfx, thumbprint string) {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{
+		SerialNumber: big.NewInt(time.Now().UnixNano()),
+		Subject:      pkix.Name{CommonName: cn},
+		NotBefore:    notAfter.AddDate(-1, 0, 0),
+		NotAfter:     notAfter,
+		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth},
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cert, err := x509.ParseCertificate(der)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := pkcs12.Modern.Encode(key, cert, nil, password)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum := sha1.Sum(der) //nolint:gosec // see the import
+	return base64.StdEncoding.EncodeToString(data), strings.ToUpper(hex.EncodeToString(sum[:]))
+}
+
+func authConfig(coll, pfx, pfxPassword, oauthSecret string) string {
+	return fmt.Sprintf(`
+resource "scheduler_job_collection" "test" {
+  name = %q
+}
+
+resource "scheduler_job" "cert" {
+  job_collection_id = scheduler_job_collection.test.id
+  name              = "with-certificate"
+  start_time        = "2030-01-01T00:00:00Z"
+  action {
+    type = "Https"
+    request {
+      uri    = "https://reports.example.com/send"
+      method = "POST"
+      authentication {
+        client_certificate {
+          pfx      = %q
+          password = %q
+        }
+      }
+    }
+  }
+  recurrence {
+    frequency = "Month"
+  }
+}
+
+resource "scheduler_job" "oauth" {
+  job_collection_id = scheduler_job_collection.test.id
+  name              = "with-oauth"
+  start_time        = "2030-01-01T00:00:00Z"
+  action {
+    type = "Https"
+    request {
+      uri    = "https://batch.example.com/process"
+      method = "POST"
+      authentication {
+        active_directory_oauth {
+          tenant    = "contoso.onmicrosoft.com"
+          audience  = "https://batch.example.com"
+          client_id = "3f2b6c1e-8a5d-4b8e-9b61-2c7f0a9d4e11"
+          secret    = %q
+        }
+      }
+    }
+  }
+  recurrence {
+    frequency = "Day"
+  }
+}
+`, coll, pfx, pfxPassword, oauthSecret)
+}
+
+// Client certificates and OAuth secrets: write-only in the API, kept from the configuration,
+// their changes applied; the certificate's details are read back.
+func TestAccJob_authentication(t *testing.T) {
+	coll := acctest.RandomWithPrefix("jc")
+	notAfter := time.Date(2031, 6, 30, 12, 0, 0, 0, time.UTC)
+	pfx1, thumb1 := testPfx(t, "scheduler-test", "pfx-pass-1", notAfter)
+	pfx2, thumb2 := testPfx(t, "scheduler-test-2", "pfx-pass-2", notAfter)
+	certAuth := tfjsonpath.New("action").AtMapKey("request").AtMapKey("authentication").AtMapKey("client_certificate")
+	oauth := tfjsonpath.New("action").AtMapKey("request").AtMapKey("authentication").AtMapKey("active_directory_oauth")
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: protoV6Factories(),
+		Steps: []resource.TestStep{
+			{
+				Config: authConfig(coll, pfx1, "pfx-pass-1", "oauth-secret-1"),
+				ConfigStateChecks: []statecheck.StateCheck{
+					statecheck.ExpectKnownValue("scheduler_job.cert", certAuth.AtMapKey("certificate_thumbprint"), knownvalue.StringExact(thumb1)),
+					statecheck.ExpectKnownValue("scheduler_job.cert", certAuth.AtMapKey("certificate_subject_name"), knownvalue.StringExact("CN=scheduler-test")),
+					statecheck.ExpectKnownValue("scheduler_job.cert", certAuth.AtMapKey("certificate_expiration_date"), knownvalue.StringExact("2031-06-30T12:00:00Z")),
+					statecheck.ExpectKnownValue("scheduler_job.cert", certAuth.AtMapKey("password"), knownvalue.StringExact("pfx-pass-1")),
+					statecheck.ExpectKnownValue("scheduler_job.oauth", oauth.AtMapKey("client_id"), knownvalue.StringExact("3f2b6c1e-8a5d-4b8e-9b61-2c7f0a9d4e11")),
+					statecheck.ExpectKnownValue("scheduler_job.oauth", oauth.AtMapKey("secret"), knownvalue.StringExact("oauth-secret-1")),
+				},
+				ConfigPlanChecks: resource.ConfigPlanChecks{
+					PostApplyPostRefresh: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()},
+				},
+			},
+			{ // new certificate and new OAuth secret: both updated in place
+				Config: authConfig(coll, pfx2, "pfx-pass-2", "oauth-secret-2"),
+				ConfigPlanChecks: resource.ConfigPlanChecks{
+					PreApply: []plancheck.PlanCheck{
+						plancheck.ExpectResourceAction("scheduler_job.cert", plancheck.ResourceActionUpdate),
+						plancheck.ExpectResourceAction("scheduler_job.oauth", plancheck.ResourceActionUpdate),
+					},
+					PostApplyPostRefresh: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()},
+				},
+				ConfigStateChecks: []statecheck.StateCheck{
+					statecheck.ExpectKnownValue("scheduler_job.cert", certAuth.AtMapKey("certificate_thumbprint"), knownvalue.StringExact(thumb2)),
+					statecheck.ExpectKnownValue("scheduler_job.cert", certAuth.AtMapKey("certificate_subject_name"), knownvalue.StringExact("CN=scheduler-test-2")),
+					statecheck.ExpectKnownValue("scheduler_job.oauth", oauth.AtMapKey("secret"), knownvalue.StringExact("oauth-secret-2")),
+				},
+			},
+			{
+				ResourceName:            "scheduler_job.cert",
+				ImportState:             true,
+				ImportStateVerify:       true,
+				ImportStateVerifyIgnore: []string{"action.request.authentication.client_certificate.pfx", "action.request.authentication.client_certificate.password"},
+			},
+			{
+				ResourceName:            "scheduler_job.oauth",
+				ImportState:             true,
+				ImportStateVerify:       true,
+				ImportStateVerifyIgnore: []string{"action.request.authentication.active_directory_oauth.secret"},
+			},
+		},
+	})
+}
+
+// A wrong pfx password is caught at plan time by the daemon's own check.
+func TestAccJob_planRejectsWrongPfxPassword(t *testing.T) {
+	pfx, _ := testPfx(t, "scheduler-test", "right", time.Date(2031, 6, 30, 12, 0, 0, 0, time.UTC))
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: protoV6Factories(),
+		Steps: []resource.TestStep{{
+			Config:      authConfig(acctest.RandomWithPrefix("jc"), pfx, "wrong", "oauth-secret"),
+			PlanOnly:    true,
+			ExpectError: messageRE("action.request.authentication.client_certificate.pfx: cannot be opened: the password is incorrect"),
+		}},
+	})
+}
+
+// describedJob is a job whose schedule is given as HCL (start_time line included).
+func describedJob(collection, schedule string) string {
+	return fmt.Sprintf(`
+resource "scheduler_job_collection" "test" {
+  name = %q
+}
+
+resource "scheduler_job" "test" {
+  job_collection_id = scheduler_job_collection.test.id
+  name              = "described"
+  action {
+    type = "http"
+    request {
+      uri    = "http://127.0.0.1:9/"
+      method = "get"
+    }
+  }
+  %s
+}
+`, collection, schedule)
+}
+
+// recurrence_description is the rule in words: known at plan time when the schedule is, the
+// same after apply and on refresh (no diff), and following a change of the schedule.
+func TestAccJob_recurrenceDescription(t *testing.T) {
+	const addr = "scheduler_job.test"
+	name := acctest.RandomWithPrefix("describe")
+	words := tfjsonpath.New("recurrence_description")
+	weekdays := `start_time = "2030-01-07T08:00:00"
+  recurrence {
+    frequency = "week"
+    time_zone = "Europe/Berlin"
+    schedule {
+      week_days = ["monday", "TUESDAY", "wednesday", "thursday", "friday"]
+      hours     = [17, 9]
+      minutes   = [0]
+    }
+  }`
+	lastFriday := `start_time = "2030-01-01T00:00:00Z"
+  recurrence {
+    frequency = "month"
+    schedule {
+      hours   = [5]
+      minutes = [15]
+      monthly_occurrences {
+        day        = "friday"
+        occurrence = -1
+      }
+    }
+  }`
+	unknownStart := `start_time = scheduler_job_collection.test.id == "" ? "" : "2030-01-01T00:00:00Z"
+  recurrence {
+    frequency = "minute"
+    interval  = 15
+    count     = 5
+  }`
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: protoV6Factories(),
+		Steps: []resource.TestStep{
+			{
+				Config: describedJob(name, weekdays),
+				ConfigPlanChecks: resource.ConfigPlanChecks{
+					PreApply: []plancheck.PlanCheck{
+						plancheck.ExpectKnownValue(addr, words, knownvalue.StringExact("at 09:00 and 17:00, Monday to Friday, from 2030-01-07 08:00, Europe/Berlin")),
+					},
+					PostApplyPostRefresh: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()},
+				},
+				ConfigStateChecks: []statecheck.StateCheck{
+					statecheck.ExpectKnownValue(addr, words, knownvalue.StringExact("at 09:00 and 17:00, Monday to Friday, from 2030-01-07 08:00, Europe/Berlin")),
+				},
+			},
+			{
+				Config: describedJob(name, lastFriday),
+				ConfigPlanChecks: resource.ConfigPlanChecks{
+					PreApply: []plancheck.PlanCheck{
+						plancheck.ExpectResourceAction(addr, plancheck.ResourceActionUpdate),
+						plancheck.ExpectKnownValue(addr, words, knownvalue.StringExact("at 05:15 on the last Friday of every month, from 2030-01-01 00:00")),
+					},
+					PostApplyPostRefresh: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()},
+				},
+			},
+			{
+				Config: describedJob(name+"-2", unknownStart),
+				ConfigPlanChecks: resource.ConfigPlanChecks{
+					PreApply: []plancheck.PlanCheck{plancheck.ExpectUnknownValue(addr, words)},
+				},
+				ConfigStateChecks: []statecheck.StateCheck{
+					statecheck.ExpectKnownValue(addr, words, knownvalue.StringExact("every 15 minutes, 5 times, from 2030-01-01 00:00")),
+				},
+			},
+		},
+	})
+}
+
+// importForm is a job created through the API with its times in one of the forms the API
+// accepts, and the configuration a user writes for it (the same spelling).
+type importForm struct {
+	name             string
+	start, end, zone string
+}
+
+var importForms = []importForm{
+	{"offset", "2030-12-01T07:30:00-05:00", "2031-01-01T00:00:00-05:00", ""},
+	{"utc", "2030-12-01T12:30:00Z", "2031-01-01T05:00:00+00:00", ""},
+	{"no-offset", "2030-12-01T07:30:00", "2031-01-01T00:00", ""},
+	{"date-only", "2030-12-01", "2031-01-01", ""},
+	{"fraction", "2030-12-01t07:30:00.250z", "2031-01-01T00:00:00.5+01:00", ""},
+	{"time-zone", "2030-12-01T07:30:00", "2031-01-01", "America/New_York"},
+}
+
+func (f importForm) job() *wire.JobDefinition {
+	return &wire.JobDefinition{Properties: &wire.JobProperties{
+		StartTime: f.start,
+		Action:    &wire.JobAction{Type: "Http", Request: &wire.HTTPRequest{URI: "http://127.0.0.1:9/" + f.name, Method: "GET"}},
+		Recurrence: &wire.JobRecurrence{Frequency: "Week", EndTime: f.end, TimeZone: f.zone,
+			Schedule: &wire.JobRecurrenceSchedule{WeekDays: []string{"Monday", "Friday"}, Hours: []int{7}, Minutes: []int{30}}},
+	}}
+}
+
+func (f importForm) hcl() string {
+	zone := ""
+	if f.zone != "" {
+		zone = fmt.Sprintf("\n    time_zone = %q", f.zone)
+	}
+	return fmt.Sprintf(`
+resource "scheduler_job" %q {
+  job_collection_id = scheduler_job_collection.test.id
+  name              = %q
+  start_time        = %q
+  action {
+    type = "Http"
+    request {
+      uri    = "http://127.0.0.1:9/%s"
+      method = "GET"
+    }
+  }
+  recurrence {
+    frequency = "Week"
+    end_time  = %q%s
+    schedule {
+      week_days = ["Monday", "Friday"]
+      hours     = [7]
+      minutes   = [30]
+    }
+  }
+}
+`, f.name, f.name, f.start, f.name, f.end, zone)
+}
+
+// The first plan after importing a job created through the API is empty, whatever form its
+// times were written in (offset, Z, no offset, date only, fraction and lower case, time zone):
+// the daemon answers the provider the times as they were written. Then the configuration of an
+// imported job is generated (plan -generate-config-out with an import block, which crashed
+// OpenTofu 1.10.6) and plans clean.
+func TestAccJob_importPlansClean(t *testing.T) {
+	coll := acctest.RandomWithPrefix("import")
+	collID := client.CollectionID{Subscription: DefaultSubscriptionID, ResourceGroup: "default", Name: coll}
+	collection := fmt.Sprintf("resource \"scheduler_job_collection\" \"test\" {\n  name = %q\n}\n", coll)
+	var all strings.Builder
+	all.WriteString(collection)
+	for _, f := range importForms {
+		all.WriteString(f.hcl())
+	}
+	steps := []resource.TestStep{{
+		Config: collection,
+		Check: func(*terraform.State) error {
+			for _, f := range importForms {
+				if _, err := testClient(t).JobPut(context.Background(), client.JobID{CollectionID: collID, Name: f.name}, f.job()); err != nil {
+					return fmt.Errorf("create job %s through the API: %w", f.name, err)
+				}
+			}
+			return nil
+		},
+	}}
+	for _, f := range importForms {
+		steps = append(steps, resource.TestStep{
+			Config:             all.String(),
+			ResourceName:       "scheduler_job." + f.name,
+			ImportState:        true,
+			ImportStateId:      client.JobID{CollectionID: collID, Name: f.name}.String(),
+			ImportStatePersist: true,
+		})
+	}
+	steps = append(steps,
+		resource.TestStep{Config: all.String(), PlanOnly: true}, // fails on any change
+		resource.TestStep{
+			Config:          collection,
+			ResourceName:    "scheduler_job.offset",
+			ImportState:     true,
+			ImportStateKind: resource.ImportBlockWithID,
+			ImportStateId:   client.JobID{CollectionID: collID, Name: "offset"}.String(),
+			GenerateConfig:  true, // plan -generate-config-out: the import must be a no-op
+		},
+	)
+	resource.Test(t, resource.TestCase{ProtoV6ProviderFactories: protoV6Factories(), Steps: steps})
+}
+
+// count and end_time together are allowed, and an empty schedule is no schedule: both apply and
+// plan nothing afterwards.
+func TestAccJob_countWithEndTimeAndEmptySchedule(t *testing.T) {
+	coll := acctest.RandomWithPrefix("jc")
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: protoV6Factories(),
+		Steps: []resource.TestStep{{
+			Config: fmt.Sprintf(`
+resource "scheduler_job_collection" "test" {
+  name = %q
+}
+
+resource "scheduler_job" "test" {
+  job_collection_id = scheduler_job_collection.test.id
+  name              = "bounded"
+  start_time        = "2030-01-01T00:00:00Z"
+  action {
+    type = "http"
+    request {
+      uri    = "http://example.com/"
+      method = "get"
+      body   = ""
+    }
+  }
+  recurrence {
+    frequency = "hour"
+    interval  = 6
+    count     = 5
+    end_time  = "2030-01-01T12:00:00Z"
+    schedule {}
+  }
+}
+`, coll),
+			ConfigStateChecks: []statecheck.StateCheck{
+				statecheck.ExpectKnownValue("scheduler_job.test", tfjsonpath.New("recurrence").AtMapKey("count"), knownvalue.Int64Exact(5)),
+				statecheck.ExpectKnownValue("scheduler_job.test", tfjsonpath.New("status").AtMapKey("next_execution_time"), knownvalue.StringExact("2030-01-01T00:00:00Z")),
+			},
+			ConfigPlanChecks: resource.ConfigPlanChecks{
+				PostApplyPostRefresh: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()},
+			},
+		}},
+	})
+}
+
+// The collection's limits are the daemon's to enforce at apply (a 409 naming the limit): the job
+// count of the quota, and no outbound authentication in a Free collection.
+func TestAccJob_collectionLimits(t *testing.T) {
+	job := func(name, auth string) string {
+		return fmt.Sprintf(`
+resource "scheduler_job" %q {
+  job_collection_id = scheduler_job_collection.test.id
+  name              = %q
+  start_time        = "2030-01-01T00:00:00Z"
+  action {
+    type = "Https"
+    request {
+      uri    = "https://example.com/"
+      method = "GET"
+      %s
+    }
+  }
+  recurrence {
+    frequency = "Day"
+  }
+}
+`, name, name, auth)
+	}
+	collection := func(sku string, maxJobs int) string {
+		return fmt.Sprintf(`
+resource "scheduler_job_collection" "test" {
+  name  = %q
+  sku   = %q
+  quota = { max_job_count = %d }
+}
+`, acctest.RandomWithPrefix("jc"), sku, maxJobs)
+	}
+	t.Run("max_job_count", func(t *testing.T) {
+		resource.Test(t, resource.TestCase{
+			ProtoV6ProviderFactories: protoV6Factories(),
+			Steps: []resource.TestStep{{
+				Config:      collection("Standard", 1) + job("one", "") + job("two", "") + "\n# two jobs, quota 1\n",
+				ExpectError: regexp.MustCompile(`Resolve the conflict reported while creating job(?s:.*)409\s+Conflict:\s+job\s+collection\s+jc-\d+\s+already\s+holds\s+its\s+maxJobCount\s+of\s+1\s+jobs`),
+			}},
+		})
+	})
+	t.Run("Free rejects authentication", func(t *testing.T) {
+		resource.Test(t, resource.TestCase{
+			ProtoV6ProviderFactories: protoV6Factories(),
+			Steps: []resource.TestStep{{
+				Config: collection("Free", 5) + job("one", `authentication {
+        basic {
+          username = "u"
+          password = "p"
+        }
+      }`),
+				ExpectError: regexp.MustCompile(`Resolve the conflict reported while creating job(?s:.*)409\s+Conflict:\s+the\s+collection's\s+sku\s+\(Free\)\s+does\s+not\s+allow\s+outbound(?s:.*)use\s+a\s+Standard\s+or\s+Premium\s+collection`),
+			}},
+		})
+	})
+}
+
+// linesHeader makes the test harness write a configuration as it is: without a terraform block
+// it puts its own before it, which moves every line.
+const linesHeader = `terraform {
+  required_providers {
+    scheduler = { source = "hashicorp/scheduler" }
+  }
+}
+`
+
+// lineError is a diagnostic the CLI must show on a line of the configuration: its summary, and
+// the line holding text (the source line the CLI quotes).
+type lineError struct {
+	summary, line string
+}
+
+// checkLines returns an ErrorCheck that accepts the CLI's error output only when it holds
+// exactly the diagnostics want, one per mistake, each rendered on the line of cfg that holds
+// its line text ("on <file> line N" and the quoted source line "N: <text>").
+func checkLines(cfg string, want []lineError) func(error) error {
+	lines := strings.Split(cfg, "\n")
+	lineOf := func(text string) int {
+		n := 0
+		for i, l := range lines {
+			if strings.TrimSpace(l) == text {
+				if n != 0 {
+					panic(fmt.Sprintf("%q is on lines %d and %d of the configuration", text, n, i+1))
+				}
+				n = i + 1
+			}
+		}
+		if n == 0 {
+			panic(fmt.Sprintf("%q is on no line of the configuration", text))
+		}
+		return n
+	}
+	return func(err error) error {
+		if err == nil {
+			return fmt.Errorf("plan succeeded, want %d errors", len(want))
+		}
+		out := err.Error()
+		if got := strings.Count(out, "Error: "); got != len(want) {
+			return fmt.Errorf("%d diagnostics, want %d (one per mistake):\n%s", got, len(want), out)
+		}
+		// Each diagnostic: its summary, then where it is, then the quoted line.
+		for _, w := range want {
+			n := lineOf(w.line)
+			re := regexp.MustCompile(messageRE("Error: "+w.summary).String() +
+				fmt.Sprintf(`\s+with (?:data\.)?scheduler_\w+\.\w+,\s+on terraform_plugin_test\.tf line %d, in \w+ "scheduler_\w+" "\w+":\s+%d:\s+%s\n`,
+					n, n, regexp.QuoteMeta(w.line)))
+			if !re.MatchString(out) {
+				return fmt.Errorf("no %q on line %d (%s) in:\n%s", w.summary, n, w.line, out)
+			}
+		}
+		return nil
+	}
+}
+
+// The plan-time errors of a schedule point at the offending line: OpenTofu and Terraform locate
+// a diagnostic inside nested blocks (and an element of a list attribute), so recurrence,
+// schedule and monthly_occurrences are blocks. One diagnostic per mistake.
+func TestAccJob_planErrorsOnTheirLines(t *testing.T) {
+	cfg := linesHeader + `
+resource "scheduler_job" "test" {
+  job_collection_id = "/subscriptions/default/resourceGroups/default/providers/Microsoft.Scheduler/jobCollections/plan-only"
+  name              = "lines"
+  start_time        = "2026-02-01T10:00:00Z"
+  action {
+    type = "http"
+    request {
+      uri    = "http://example.com/"
+      method = "get"
+    }
+    retry_policy {
+      retry_type  = "fixed"
+      retry_count = 21
+    }
+  }
+  recurrence {
+    frequency = "month"
+    schedule {
+      month_days = [1, 2, 32]
+      monthly_occurrences {
+        day        = "friday"
+        occurrence = -1
+      }
+      monthly_occurrences {
+        day = "fryday"
+      }
+    }
+  }
+}
+`
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: protoV6Factories(),
+		ErrorCheck: checkLines(cfg, []lineError{
+			{"Invalid action.retry_policy.retry_count: 21 is outside 0..20", "retry_count = 21"},
+			{"Invalid recurrence.schedule.month_days[2]: 32 is outside -31..-1, 1..31", "month_days = [1, 2, 32]"},
+			{`Invalid recurrence.schedule.monthly_occurrences[1].day: "fryday" is not a day of the week: one of Monday, Tuesday, Wednesday, Thursday, Friday, Saturday, Sunday`,
+				`day = "fryday"`},
+		}),
+		Steps: []resource.TestStep{{Config: cfg, PlanOnly: true}},
+	})
+}
+
+// planJob is a job whose plan is checked; the collection need not exist, since plan fails first.
+// recurrence and retry are the recurrence and retry_policy blocks, or "".
+func planJob(startTime, recurrence, retry string) string {
+	return fmt.Sprintf(`
+resource "scheduler_job" "test" {
+  job_collection_id = "/subscriptions/default/resourceGroups/default/providers/Microsoft.Scheduler/jobCollections/plan-only"
+  name              = "rule"
+  start_time        = %q
+  action {
+    type = "http"
+    request {
+      uri    = "http://example.com/"
+      method = "get"
+    }
+    %s
+  }
+  %s
+}
+`, startTime, retry, recurrence)
+}
+
+// Every rule of SPEC 4.1 fails plan, at the attribute, with the engine's message.
+func TestAccJob_planRejectsEveryRule(t *testing.T) {
+	const start = "2026-02-01T10:00:00Z"
+	for _, tc := range []struct {
+		rule, start, recurrence, retry string
+		summary, detail                string
+	}{
+		{"interval Month above 18", start, `recurrence {
+    frequency = "month"
+    interval  = 19
+  }`, "",
+			"Invalid recurrence.interval: 19 is outside 1..18 for frequency Month", "recurrence.interval: 19 is outside 1..18 for frequency Month"},
+		{"interval Week above 78", start, `recurrence {
+    frequency = "week"
+    interval  = 79
+  }`, "",
+			"Invalid recurrence.interval: 79 is outside 1..78 for frequency Week", "recurrence.interval: 79 is outside 1..78 for frequency Week"},
+		{"interval Day above 548", start, `recurrence {
+    frequency = "Day"
+    interval  = 549
+  }`, "",
+			"Invalid recurrence.interval: 549 is outside 1..548 for frequency Day", "recurrence.interval: 549 is outside 1..548 for frequency Day"},
+		{"interval Hour above 1000", start, `recurrence {
+    frequency = "hour"
+    interval  = 1001
+  }`, "",
+			"Invalid recurrence.interval: 1001 is outside 1..1000 for frequency Hour", "recurrence.interval: 1001 is outside 1..1000 for frequency Hour"},
+		{"interval below 1", start, `recurrence {
+    frequency = "minute"
+    interval  = 0
+  }`, "",
+			"Invalid recurrence.interval: 0 is outside 1..1000 for frequency Minute", "recurrence.interval: 0 is outside 1..1000 for frequency Minute"},
+		{"count below 1", start, `recurrence {
+    frequency = "day"
+    count     = 0
+  }`, "",
+			"Invalid recurrence.count: 0 is less than 1: count is the number of executions, at least 1", "recurrence.count: 0 is less than 1: count is the number of executions, at least 1"},
+		{"endTime before startTime", start, `recurrence {
+    frequency = "day"
+    end_time  = "2026-01-01"
+  }`, "",
+			"Invalid recurrence.end_time: 2026-01-01T00:00:00Z is before start_time 2026-02-01T10:00:00Z", "recurrence.end_time: 2026-01-01T00:00:00Z is before start_time 2026-02-01T10:00:00Z"},
+		{"minutes outside 0-59", start, `recurrence {
+    frequency = "day"
+    schedule {
+      minutes = [0, 60]
+    }
+  }`, "",
+			"Invalid recurrence.schedule.minutes[1]: 60 is outside 0..59", "recurrence.schedule.minutes[1]: 60 is outside 0..59"},
+		{"hours outside 0-23", start, `recurrence {
+    frequency = "day"
+    schedule {
+      hours = [24]
+    }
+  }`, "",
+			"Invalid recurrence.schedule.hours[0]: 24 is outside 0..23", "recurrence.schedule.hours[0]: 24 is outside 0..23"},
+		{"duplicate minutes", start, `recurrence {
+    frequency = "day"
+    schedule {
+      minutes = [5, 5]
+    }
+  }`, "",
+			"Invalid recurrence.schedule.minutes[1]: 5 is a duplicate of minutes[0]", "recurrence.schedule.minutes[1]: 5 is a duplicate of minutes[0]"},
+		{"weekDays only with Week", start, `recurrence {
+    frequency = "day"
+    schedule {
+      week_days = ["monday"]
+    }
+  }`, "",
+			"Invalid recurrence.schedule.week_days: allowed only with frequency Week, not Day", "recurrence.schedule.week_days: allowed only with frequency Week, not Day"},
+		{"at most 7 weekDays", start, `recurrence {
+    frequency = "week"
+    schedule {
+      week_days = ["monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday", "monday"]
+    }
+  }`, "",
+			"Invalid recurrence.schedule.week_days: at most 7 days, got 8", "recurrence.schedule.week_days: at most 7 days, got 8"},
+		{"monthDays above 31", start, `recurrence {
+    frequency = "month"
+    schedule {
+      month_days = [1, 15, 32]
+    }
+  }`, "",
+			"Invalid recurrence.schedule.month_days[2]: 32 is outside -31..-1, 1..31", "recurrence.schedule.month_days[2]: 32 is outside -31..-1, 1..31"},
+		{"monthDays zero", start, `recurrence {
+    frequency = "month"
+    schedule {
+      month_days = [0]
+    }
+  }`, "",
+			"Invalid recurrence.schedule.month_days[0]: 0 is outside -31..-1, 1..31", "recurrence.schedule.month_days[0]: 0 is outside -31..-1, 1..31"},
+		{"monthDays only with Month", start, `recurrence {
+    frequency = "week"
+    schedule {
+      month_days = [1]
+    }
+  }`, "",
+			"Invalid recurrence.schedule.month_days: allowed only with frequency Month, not Week", "recurrence.schedule.month_days: allowed only with frequency Month, not Week"},
+		{"occurrence outside -5..5", start, `recurrence {
+    frequency = "month"
+    schedule {
+      monthly_occurrences {
+        day        = "friday"
+        occurrence = 6
+      }
+    }
+  }`, "",
+			"Invalid recurrence.schedule.monthly_occurrences[0].occurrence: 6 is outside -5..-1, 1..5", "recurrence.schedule.monthly_occurrences[0].occurrence: 6 is outside -5..-1, 1..5"},
+		{"monthlyOccurrences only with Month", start, `recurrence {
+    frequency = "day"
+    schedule {
+      monthly_occurrences {
+        day        = "friday"
+        occurrence = -1
+      }
+    }
+  }`, "",
+			"Invalid recurrence.schedule.monthly_occurrences: allowed only with frequency Month, not Day", "recurrence.schedule.monthly_occurrences: allowed only with frequency Month, not Day"},
+		{"a rule that can never fire", start, `recurrence {
+    frequency = "month"
+    interval  = 12
+    schedule {
+      month_days = [30]
+    }
+  }`, "",
+			"Invalid recurrence.schedule: the rule can never fire: no month it reaches from 2026-02-01T10:00:00Z (every 12) has a matching day and time", "recurrence.schedule: the rule can never fire: no month it reaches from 2026-02-01T10:00:00Z (every 12) has a matching day and time"},
+		{"unknown time zone", start, `recurrence {
+    frequency = "day"
+    time_zone = "Mars/Olympus"
+  }`, "",
+			`Invalid recurrence.time_zone: unknown time zone "Mars/Olympus": expected an IANA name such as Europe/Berlin`, `recurrence.time_zone: unknown time zone "Mars/Olympus": expected an IANA name such as Europe/Berlin`},
+		{"startTime not ISO 8601", "yesterday", `recurrence {
+    frequency = "day"
+  }`, "",
+			`Invalid start_time: "yesterday" is not an ISO 8601 date-time such as 2012-08-04T00:00:00Z or a date such as 2012-11-04`, `start_time: "yesterday" is not an ISO 8601 date-time such as 2012-08-04T00:00:00Z or a date such as 2012-11-04`},
+		{"retryInterval below 15 s", start, "", `retry_policy {
+    retry_type     = "fixed"
+    retry_interval = "PT5S"
+  }`,
+			`Invalid action.retry_policy.retry_interval: "PT5S" is 5s, below the minimum of 15s`, `action.retry_policy.retry_interval: "PT5S" is 5s, below the minimum of 15s`},
+		{"retryInterval above 18 months", start, "", `retry_policy {
+    retry_type     = "fixed"
+    retry_interval = "P19M"
+  }`,
+			`Invalid action.retry_policy.retry_interval: "P19M" is 13680h0m0s, above the maximum of 18 months (540 days)`, `action.retry_policy.retry_interval: "P19M" is 13680h0m0s, above the maximum of 18 months (540 days)`},
+		{"retryCount above 20", start, "", `retry_policy {
+    retry_type  = "fixed"
+    retry_count = 21
+  }`,
+			"Invalid action.retry_policy.retry_count: 21 is outside 0..20", "action.retry_policy.retry_count: 21 is outside 0..20"},
+	} {
+		t.Run(tc.rule, func(t *testing.T) {
+			resource.Test(t, resource.TestCase{
+				ProtoV6ProviderFactories: protoV6Factories(),
+				Steps: []resource.TestStep{{
+					Config:      planJob(tc.start, tc.recurrence, tc.retry),
+					PlanOnly:    true,
+					ExpectError: regexp.MustCompile(messageRE(tc.summary).String() + `(?s:.*)` + messageRE(tc.detail).String()),
+				}},
+			})
+		})
+	}
+}
+
+// An enum outside the allowed values is rejected by the schema, in any case.
+func TestAccJob_planRejectsUnknownEnum(t *testing.T) {
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: protoV6Factories(),
+		Steps: []resource.TestStep{{
+			Config: planJob("2026-02-01T10:00:00Z", `recurrence {
+    frequency = "fortnight"
+  }`, ""),
+			PlanOnly:    true,
+			ExpectError: messageRE(`Attribute recurrence.frequency value must be one of: ["Minute" "Hour" "Day" "Week" "Month"], got: "fortnight"`),
+		}},
+	})
+}
+
+// A value known only after apply is not guessed: the rules that depend on it are skipped at
+// plan time (the daemon still checks them at apply).
+func TestAccJob_planSkipsUnknownValues(t *testing.T) {
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: protoV6Factories(),
+		Steps: []resource.TestStep{{
+			Config: `
+resource "scheduler_job_collection" "test" {
+  name = "unknown-values"
+}
+
+resource "scheduler_job" "test" {
+  job_collection_id = scheduler_job_collection.test.id
+  name              = "later"
+  # Unknown until the collection exists; with end_time before it, the job would be invalid.
+  start_time = scheduler_job_collection.test.id == "" ? "" : "2026-02-01T10:00:00Z"
+  action {
+    type = "http"
+    request {
+      uri    = "http://example.com/"
+      method = "get"
+    }
+  }
+  recurrence {
+    frequency = "day"
+    end_time  = "2026-01-01"
+  }
+}
+`,
+			PlanOnly:           true,
+			ExpectNonEmptyPlan: true,
+		}},
+	})
+}
+
+// With an unknown start time, the rules that do not depend on it are still checked at plan time.
+func TestAccJob_planChecksWhatIsKnown(t *testing.T) {
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: protoV6Factories(),
+		Steps: []resource.TestStep{{
+			Config: `
+resource "scheduler_job_collection" "test" {
+  name = "known-values"
+}
+
+resource "scheduler_job" "test" {
+  job_collection_id = scheduler_job_collection.test.id
+  name              = "later"
+  start_time        = scheduler_job_collection.test.id == "" ? "" : "2026-02-01T10:00:00Z"
+  action {
+    type = "http"
+    request {
+      uri    = "http://example.com/"
+      method = "get"
+    }
+  }
+  recurrence {
+    frequency = "month"
+    schedule {
+      month_days = [1, 32]
+    }
+  }
+}
+`,
+			PlanOnly:    true,
+			ExpectError: messageRE("recurrence.schedule.month_days[1]: 32 is outside -31..-1, 1..31"),
+		}},
+	})
+}
+
+// job_collection_id must be a collection's ARM id: plan says what to use.
+func TestAccJob_planRejectsBadCollectionID(t *testing.T) {
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: protoV6Factories(),
+		Steps: []resource.TestStep{{
+			Config: `
+resource "scheduler_job" "test" {
+  job_collection_id = "ops"
+  name              = "x"
+  action {
+    type = "http"
+    request {
+      uri    = "http://example.com/"
+      method = "get"
+    }
+  }
+}
+`,
+			PlanOnly:    true,
+			ExpectError: messageRE(`Fix job_collection_id: use scheduler_job_collection.<name>.id`),
+		}},
+	})
+}
+
+// Exactly one authentication block: two is a plan error.
+func TestAccJob_planRejectsTwoAuthentications(t *testing.T) {
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: protoV6Factories(),
+		Steps: []resource.TestStep{{
+			Config: `
+resource "scheduler_job" "test" {
+  job_collection_id = "/subscriptions/default/resourceGroups/default/providers/Microsoft.Scheduler/jobCollections/plan-only"
+  name              = "x"
+  action {
+    type = "https"
+    request {
+      uri    = "https://example.com/"
+      method = "get"
+      authentication {
+        basic {
+          username = "u"
+          password = "p"
+        }
+        active_directory_oauth {
+          tenant    = "t"
+          audience  = "a"
+          client_id = "c"
+          secret    = "s"
+        }
+      }
+    }
+  }
+}
+`,
+			PlanOnly: true,
+			ExpectError: regexp.MustCompile(messageRE(`Invalid action.request.authentication: set only one of basic, client_certificate, active_directory_oauth`).String() +
+				`(?s:.*)` + messageRE(`action.request.authentication holds 2 blocks (basic, active_directory_oauth); it takes exactly one.`).String()),
+		}},
+	})
+}
+
+func ints(vs ...attr.Value) types.List { return types.ListValueMust(types.Int64Type, vs) }
+
+// errorsOf renders attribute errors as "path: detail", one per line, in order.
+func errorsOf(diags diag.Diagnostics) string {
+	var lines []string
+	for _, d := range diags.Errors() {
+		line := d.Detail()
+		if wp, ok := d.(diag.DiagnosticWithPath); ok {
+			line = wp.Path().String() + " | " + line
+		}
+		lines = append(lines, line)
+	}
+	return strings.Join(lines, "\n")
+}
+
+func monthlyJob() *jobModel {
+	m := benchJob()
+	m.StartTime = types.StringValue("2026-02-01T10:00:00Z")
+	m.Recurrence = &recurrenceModel{
+		Frequency: types.StringValue("month"), Interval: types.Int64Null(), Count: types.Int64Null(),
+		EndTime: types.StringValue("2026-01-01"), TimeZone: types.StringNull(),
+		Schedule: &scheduleModel{
+			Minutes: ints(types.Int64Value(60)), Hours: types.ListNull(types.Int64Type),
+			WeekDays: types.ListNull(types.StringType), MonthDays: ints(types.Int64Value(1), types.Int64Value(32)),
+		},
+	}
+	return m
+}
+
+func TestValidateJobReportsEveryProblemAtItsAttribute(t *testing.T) {
+	var diags diag.Diagnostics
+	validateJob(&diags, monthlyJob(), clock.NewFake(time.Date(2026, 1, 15, 0, 0, 0, 0, time.UTC)))
+	want := strings.Join([]string{
+		"recurrence.end_time | recurrence.end_time: 2026-01-01T00:00:00Z is before start_time 2026-02-01T10:00:00Z",
+		"recurrence.schedule.minutes[0] | recurrence.schedule.minutes[0]: 60 is outside 0..59",
+		"recurrence.schedule.month_days[1] | recurrence.schedule.month_days[1]: 32 is outside -31..-1, 1..31",
+	}, "\n")
+	if got := sortedLines(errorsOf(diags)); got != want {
+		t.Errorf("errors\n got:\n%s\nwant:\n%s", got, want)
+	}
+}
+
+// Unknown values are skipped, not guessed: problems that may depend on them are not reported,
+// the others are.
+func TestValidateJobSkipsWhatDependsOnUnknownValues(t *testing.T) {
+	now := clock.NewFake(time.Date(2026, 1, 15, 0, 0, 0, 0, time.UTC))
+	for _, tc := range []struct {
+		name   string
+		modify func(m *jobModel)
+		want   []string
+	}{
+		{"unknown start_time: the end time and the never-fires check wait", func(m *jobModel) { m.StartTime = types.StringUnknown() }, []string{
+			"recurrence.schedule.minutes[0] | recurrence.schedule.minutes[0]: 60 is outside 0..59",
+			"recurrence.schedule.month_days[1] | recurrence.schedule.month_days[1]: 32 is outside -31..-1, 1..31",
+		}},
+		{"an unknown month day: that list waits", func(m *jobModel) {
+			m.Recurrence.Schedule.MonthDays = ints(types.Int64Unknown(), types.Int64Value(32))
+		}, []string{
+			"recurrence.end_time | recurrence.end_time: 2026-01-01T00:00:00Z is before start_time 2026-02-01T10:00:00Z",
+			"recurrence.schedule.minutes[0] | recurrence.schedule.minutes[0]: 60 is outside 0..59",
+		}},
+		{"unknown frequency: the whole schedule waits", func(m *jobModel) { m.Recurrence.Frequency = types.StringUnknown() }, nil},
+		{"unknown uri: the schedule is still checked", func(m *jobModel) { m.Action.Request.URI = types.StringUnknown() }, []string{
+			"recurrence.end_time | recurrence.end_time: 2026-01-01T00:00:00Z is before start_time 2026-02-01T10:00:00Z",
+			"recurrence.schedule.minutes[0] | recurrence.schedule.minutes[0]: 60 is outside 0..59",
+			"recurrence.schedule.month_days[1] | recurrence.schedule.month_days[1]: 32 is outside -31..-1, 1..31",
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			m := monthlyJob()
+			tc.modify(m)
+			var diags diag.Diagnostics
+			validateJob(&diags, m, now)
+			if got, want := sortedLines(errorsOf(diags)), strings.Join(tc.want, "\n"); got != want {
+				t.Errorf("errors\n got:\n%s\nwant:\n%s", got, want)
+			}
+		})
+	}
+}
+
+func TestUnknownsCovers(t *testing.T) {
+	u := unknowns{"startTime", "action.request.authentication.password"}
+	for path, want := range map[string]bool{
+		"":                                  true,
+		"startTime":                         true,
+		"recurrence.endTime":                true,
+		"recurrence.schedule":               true,
+		"recurrence.schedule.monthDays[2]":  false,
+		"action.request.authentication.pfx": true,
+		"action.request.uri":                false,
+		"action.errorAction.request.uri":    false,
+	} {
+		if got := u.covers(path); got != want {
+			t.Errorf("covers(%q) = %v, want %v", path, got, want)
+		}
+	}
+}
+
+func sortedLines(s string) string {
+	if s == "" {
+		return ""
+	}
+	lines := strings.Split(s, "\n")
+	for i := 1; i < len(lines); i++ {
+		for j := i; j > 0 && lines[j] < lines[j-1]; j-- {
+			lines[j], lines[j-1] = lines[j-1], lines[j]
+		}
+	}
+	return strings.Join(lines, "\n")
+}
+
+// benchJob is the job of tools/bench-plan.sh.
+func benchJob() *jobModel {
+	return &jobModel{
+		StartTime: types.StringValue("2030-01-01T00:00:00"),
+		State:     types.StringValue("Enabled"),
+		Action: &actionModel{
+			Type: types.StringValue("Https"),
+			Request: &requestModel{
+				URI: types.StringValue("https://example.com/hooks/1"), Method: types.StringValue("POST"),
+				Body:    types.StringValue(`{"job":1}`),
+				Headers: types.MapValueMust(types.StringType, map[string]attr.Value{"Content-Type": types.StringValue("application/json")}),
+			},
+			RetryPolicy: &retryPolicyModel{RetryType: types.StringValue("Fixed"), RetryInterval: types.StringValue("PT1M"), RetryCount: types.Int64Value(3)},
+		},
+		Recurrence: &recurrenceModel{
+			Frequency: types.StringValue("Week"), Interval: types.Int64Null(), Count: types.Int64Null(), EndTime: types.StringNull(),
+			TimeZone: types.StringValue("Europe/Berlin"),
+			Schedule: &scheduleModel{
+				WeekDays:  types.ListValueMust(types.StringType, []attr.Value{types.StringValue("Monday"), types.StringValue("Wednesday"), types.StringValue("Friday")}),
+				Hours:     types.ListValueMust(types.Int64Type, []attr.Value{types.Int64Value(2)}),
+				Minutes:   types.ListValueMust(types.Int64Type, []attr.Value{types.Int64Value(1)}),
+				MonthDays: types.ListNull(types.Int64Type),
+			},
+		},
+	}
+}
+
+// BenchmarkValidateJob is the plan-time check of one job (ValidateConfig without the framework).
+func BenchmarkValidateJob(b *testing.B) {
+	m := benchJob()
+	c := clock.Real{}
+	for b.Loop() {
+		var diags diag.Diagnostics
+		validateJob(&diags, m, c)
+		if diags.HasError() {
+			b.Fatal(diags)
+		}
+	}
+}
