@@ -12,16 +12,18 @@ import (
 	"github.com/schedulerhq/terraform-provider-scheduler/internal/arm"
 )
 
-// Tokens are the bearer tokens the API accepts: admin tokens (every subscription) and tokens
-// scoped to one subscription. Only their SHA-256 hashes are kept, and a presented token is
-// compared with every one of them in constant time.
+// Tokens are the bearer tokens the API accepts: admin tokens (every subscription), tokens
+// scoped to one subscription, and metrics tokens (GET /metrics only: they see no tenant's jobs).
+// Only their SHA-256 hashes are kept, and a presented token is compared with every one of them
+// in constant time.
 type Tokens struct {
 	entries []tokenEntry
 }
 
 type tokenEntry struct {
 	hash         [sha256.Size]byte
-	subscription string // "": admin
+	subscription string // "": admin (unless metrics)
+	metrics      bool   // reads /metrics only
 }
 
 // NewTokens returns the tokens: admin (required) and scoped, subscription to token.
@@ -45,17 +47,41 @@ func NewTokens(admin string, scoped map[string]string) (*Tokens, error) {
 	return t, nil
 }
 
+// WithMetricsToken returns the tokens with a metrics token added: it reads GET /metrics (the
+// daemon-wide figures) and nothing else, so a monitoring system holds no tenant's access.
+func (t *Tokens) WithMetricsToken(token string) (*Tokens, error) {
+	if token == "" {
+		return nil, errors.New("the metrics token must not be empty")
+	}
+	h := sha256.Sum256([]byte(token))
+	for _, e := range t.entries {
+		if subtle.ConstantTimeCompare(h[:], e.hash[:]) == 1 {
+			return nil, errors.New("the metrics token equals another token")
+		}
+	}
+	out := &Tokens{entries: append(append([]tokenEntry(nil), t.entries...), tokenEntry{hash: h, metrics: true})}
+	return out, nil
+}
+
 // principal is who a request is from.
 type principal struct {
 	admin        bool
 	subscription string
+	metrics      bool // the metrics token: /metrics only
 }
 
 // allows reports whether the principal may see and change the subscription's resources: the
 // names compare as the store's keys and the routes compare them (arm.Same).
 func (p principal) allows(subscription string) bool {
+	if p.metrics {
+		return false
+	}
 	return p.admin || arm.Same(p.subscription, subscription)
 }
+
+// readsMetrics: the principal may read the daemon-wide figures (/metrics): an admin or the
+// metrics token, never a subscription's token.
+func (p principal) readsMetrics() bool { return p.admin || p.metrics }
 
 // identify returns the principal of a token; ok is false when the token is unknown.
 func (t *Tokens) identify(token string) (principal, bool) {
@@ -71,7 +97,7 @@ func (t *Tokens) identify(token string) (principal, bool) {
 		return principal{}, false
 	}
 	e := t.entries[found]
-	return principal{admin: e.subscription == "", subscription: e.subscription}, true
+	return principal{admin: e.subscription == "" && !e.metrics, subscription: e.subscription, metrics: e.metrics}, true
 }
 
 // authenticate checks the request's bearer token: 401 AuthenticationFailed without a known one.
@@ -105,9 +131,13 @@ func (p Principal) Allows(subscription string) bool {
 }
 
 // Identify returns the principal of a token, checked as the API checks a bearer token (in
-// constant time against every known one); ok is false when the token is unknown.
+// constant time against every known one); ok is false when the token is unknown or is a
+// metrics token (it signs in nowhere).
 func (t *Tokens) Identify(token string) (p Principal, ok bool) {
 	q, ok := t.identify(token)
+	if q.metrics {
+		return Principal{}, false
+	}
 	return Principal{Admin: q.admin, Subscription: q.subscription}, ok
 }
 

@@ -22,6 +22,13 @@ func TestAuthentication(t *testing.T) {
 		{"admin, other subscription (absent)", otherSub, adminToken, 404, "ResourceNotFound"},
 		{"no credential for preview", "/preview/occurrences", "", 401, "AuthenticationFailed"},
 		{"no credential for metrics", "/metrics", "", 401, "AuthenticationFailed"},
+		{"admin reads metrics", "/metrics", adminToken, 200, ""},
+		{"metrics token reads metrics", "/metrics", metricsToken, 200, ""},
+		{"a subscription's token does not read the daemon-wide metrics", "/metrics", subAToken, 403, "AuthenticationFailed"},
+		{"metrics token reads no collection", collPath + apiVersion, metricsToken, 403, "AuthenticationFailed"},
+		{"metrics token lists no collections", "/subscriptions/sub-a/providers/Microsoft.Scheduler/jobCollections" + apiVersion, metricsToken, 403, "AuthenticationFailed"},
+		{"metrics token reads no job", collPath + "/jobs/j1" + apiVersion, metricsToken, 403, "AuthenticationFailed"},
+		{"metrics token previews nothing", "/preview/occurrences", metricsToken, 403, "AuthenticationFailed"},
 		{"health needs none", "/healthz", "", 200, ""},
 		{"readiness needs none", "/readyz", "", 200, ""},
 	} {

@@ -26,8 +26,10 @@ import (
 const (
 	adminToken = "admin-secret-token"
 	subAToken  = "token-of-sub-a"
-	apiVersion = "?api-version=2016-03-01"
-	collPath   = "/subscriptions/sub-a/resourceGroups/rg1/providers/Microsoft.Scheduler/jobCollections/jc1"
+	// metricsToken reads /metrics only.
+	metricsToken = "token-of-the-scraper"
+	apiVersion   = "?api-version=2016-03-01"
+	collPath     = "/subscriptions/sub-a/resourceGroups/rg1/providers/Microsoft.Scheduler/jobCollections/jc1"
 )
 
 // t0 is the fake clock's start: Wednesday 2026-11-18 12:00:30 UTC.
@@ -89,6 +91,9 @@ func newHarness(t testing.TB, options ...func(*Config)) *harness {
 	}
 	tokens, err := NewTokens(adminToken, map[string]string{"sub-a": subAToken})
 	if err != nil {
+		t.Fatal(err)
+	}
+	if tokens, err = tokens.WithMetricsToken(metricsToken); err != nil {
 		t.Fatal(err)
 	}
 	h := &harness{t: t, clock: clock.NewFake(t0), store: st, disp: &noopDispatcherFake{}, box: box, reg: prometheus.NewRegistry()}

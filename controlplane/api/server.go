@@ -14,7 +14,9 @@
 //   - A token scoped to subscription A that names a resource of subscription B gets 403
 //     AuthenticationFailed, decided from the path alone before anything is looked up, so the
 //     answer is the same whether the resource exists or not and tells nothing about B. /metrics
-//     and /preview need a token (any); /healthz and /readyz need none.
+//     needs the admin token or the metrics token (a subscription's token gets 403: the figures
+//     are every subscription's); /preview needs any token but the metrics token, which reads
+//     /metrics only; /healthz and /readyz need none.
 //   - POST /run is a 409 when the job's collection is Disabled or Suspended, when a manual run of
 //     the job is still in flight, and when the job's last execution is closer than the
 //     collection's maxRecurrence: a job whose action runs itself cannot multiply.
@@ -279,8 +281,13 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, info *reqInfo) *a
 		return nil
 	case "/metrics":
 		info.route = "metrics"
-		if _, e := s.tokens.authenticate(r); e != nil {
+		p, e := s.tokens.authenticate(r)
+		if e != nil {
 			return e
+		}
+		if !p.readsMetrics() {
+			return &apiError{http.StatusForbidden, codeAuthentication,
+				"/metrics holds every subscription's figures: use the admin token or the metrics token"}
 		}
 		if s.gatherer == nil {
 			return notFound("metrics are not enabled")
@@ -289,8 +296,10 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, info *reqInfo) *a
 		return nil
 	case "/preview/occurrences":
 		info.route = "preview"
-		if _, e := s.tokens.authenticate(r); e != nil {
+		if p, e := s.tokens.authenticate(r); e != nil {
 			return e
+		} else if p.metrics {
+			return metricsOnly()
 		}
 		return s.limited(w, r, tenantPreview, s.preview)
 	}
@@ -308,6 +317,9 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, info *reqInfo) *a
 	if rt.bad != "" {
 		return badRequest("%s", rt.bad)
 	}
+	if p.metrics {
+		return metricsOnly()
+	}
 	if !p.allows(rt.key.Subscription) {
 		return &apiError{http.StatusForbidden, codeAuthentication,
 			fmt.Sprintf("the token is not valid for subscription %s", rt.key.Subscription)}
@@ -324,6 +336,11 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, info *reqInfo) *a
 		return &apiError{http.StatusMethodNotAllowed, codeBadRequest, fmt.Sprintf("%s is not allowed on %s", r.Method, r.URL.Path)}
 	}
 	return s.limited(w, r, arm.Fold(rt.key.Subscription), func(w http.ResponseWriter, r *http.Request) *apiError { return h(w, r, rt, info) })
+}
+
+// metricsOnly is the answer to the metrics token outside /metrics.
+func metricsOnly() *apiError {
+	return &apiError{http.StatusForbidden, codeAuthentication, "the metrics token reads /metrics only"}
 }
 
 type handlerFunc func(w http.ResponseWriter, r *http.Request, rt route, info *reqInfo) *apiError

@@ -197,6 +197,10 @@ type Config struct {
 
 	// OnRecord, when set, is called after each attempt record is committed (tests, tracing).
 	OnRecord func(store.AttemptRecord, store.AttemptRecordResult)
+	// OnOutcome, when set, is called once per finished execution, after its last attempt is
+	// committed, on the process that ran that attempt (the daemon's per-job metrics and the
+	// dashboard's charts). It is called from the dispatcher's writer: it must not block.
+	OnOutcome func(Outcome)
 	// OnPurge, when set, is called after each purge with the history entries and jobs deleted.
 	OnPurge func(history, jobs int64)
 }

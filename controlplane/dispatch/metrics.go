@@ -3,8 +3,11 @@ package dispatch
 import (
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/store"
 )
 
 type metrics struct {
@@ -70,9 +73,27 @@ func newMetrics(reg prometheus.Registerer, role Role, backlog, running func() fl
 	return m, nil
 }
 
-// Execution outcomes (label values of scheduler_executions_total).
+// Execution outcomes (label values of scheduler_executions_total, values of Outcome.Outcome).
 const (
 	outcomeCompleted = "completed"
 	outcomeFailed    = "failed"
 	outcomeFaulted   = "faulted"
 )
+
+// Exported names of the outcomes, for Config.OnOutcome's receivers.
+const (
+	OutcomeCompleted = outcomeCompleted // the main action succeeded
+	OutcomeFailed    = outcomeFailed    // the main action failed, the error action succeeded
+	OutcomeFaulted   = outcomeFaulted   // neither succeeded (or there was no error action)
+)
+
+// Outcome is a finished execution, as given to Config.OnOutcome.
+type Outcome struct {
+	JobID     int64
+	Job       store.JobKey
+	Outcome   string    // OutcomeCompleted, OutcomeFailed or OutcomeFaulted
+	Missed    int       // occurrences coalesced into this execution (missed by more than the misfire threshold)
+	Scheduled time.Time // the occurrence's scheduled time
+	End       time.Time // the end of its last attempt
+	JobState  string    // the job's state after the record (Faulted when this execution faulted it)
+}

@@ -260,6 +260,12 @@ func (d *Dispatcher) commitRecords(ctx context.Context, batch []*recordOp) []*re
 		}
 		if r.outcome != "" {
 			d.m.executions.WithLabelValues(r.outcome).Inc()
+			if d.cfg.OnOutcome != nil {
+				d.cfg.OnOutcome(Outcome{
+					JobID: r.rec.JobID, Job: r.job.Key, Outcome: r.outcome, Missed: r.exec.Missed,
+					Scheduled: r.exec.Scheduled, End: r.rec.History.EndTime, JobState: res[i].State,
+				})
+			}
 		}
 		if res[i].State == store.JobStateFaulted && r.rec.Faulted {
 			d.log.Warn("job faulted", "job_id", r.rec.JobID, "execution_tag", r.exec.Tag, "faulted_after", d.cfg.FaultedAfter)

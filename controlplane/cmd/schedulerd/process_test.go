@@ -98,15 +98,19 @@ func TestProcessConfiguredByEnvironmentStopsOnSIGTERM(t *testing.T) {
 	if got := status(http.MethodGet, "/healthz", "", ""); got != 200 {
 		t.Errorf("healthz %d", got)
 	}
-	// /metrics: the API's, the dispatcher's and the process's metrics, behind a token.
+	// /metrics: the API's, the dispatcher's and the process's metrics, behind the admin (or
+	// metrics) token: a subscription's token does not read the daemon-wide figures.
 	if got := status(http.MethodGet, "/metrics", "", ""); got != 401 {
 		t.Errorf("metrics without a token: %d", got)
+	}
+	if got := status(http.MethodGet, "/metrics", "token-a", ""); got != 403 {
+		t.Errorf("metrics with a subscription's token: %d, want 403", got)
 	}
 	req, err := http.NewRequest(http.MethodGet, base+"/metrics", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	req.Header.Set("Authorization", "Bearer token-a")
+	req.Header.Set("Authorization", "Bearer process-admin")
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)

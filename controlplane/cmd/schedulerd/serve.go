@@ -27,6 +27,7 @@ import (
 	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/store"
 	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/store/postgres"
 	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/store/sqlite"
+	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/telemetry"
 	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/ui"
 	"github.com/schedulerhq/terraform-provider-scheduler/internal/clock"
 )
@@ -64,6 +65,7 @@ type serveConfig struct {
 	maxInFlight       int
 	maxPerTenant      int
 	bodyTimeout       time.Duration
+	telemetry         telemetryConfig
 }
 
 func addToken(m map[string]string, v string) error {
@@ -116,6 +118,7 @@ func parseServe(args []string, getenv func(string) string, stderr io.Writer) (se
 	leaderTTL := fs.String("leader-ttl", env("SCHEDULERD_LEADER_TTL", replica.DefaultTTL.String()), "how long a leader's lease lasts without renewal: a dead leader is replaced within about this long [SCHEDULERD_LEADER_TTL]")
 	execLease := fs.String("execution-lease", env("SCHEDULERD_EXECUTION_LEASE", dispatch.DefaultLease.String()), "how long an execution stays the replica's that took it without renewal (renewed every third of it): a dead replica's attempts run again elsewhere, with their execution tags, about this long after it died [SCHEDULERD_EXECUTION_LEASE]")
 	fs.StringVar(&c.publicURL, "public-url", env("SCHEDULERD_PUBLIC_URL", ""), "URL clients reach the API at (behind a proxy or on a wildcard address), used in nextLink; default: the address the connection arrived on, never the Host header [SCHEDULERD_PUBLIC_URL]")
+	readTelemetry := telemetryFlags(fs, env, getenv, &c.telemetry)
 	if err := refuseSecretArgs(args); err != nil {
 		return c, err
 	}
@@ -207,6 +210,9 @@ func parseServe(args []string, getenv func(string) string, stderr io.Writer) (se
 			}
 		}
 	}
+	if err := readTelemetry(); err != nil {
+		return c, err
+	}
 	if c.secretKeyFile == "" {
 		c.secretKeyFile = filepath.Join(c.data, "secret.key")
 	}
@@ -235,6 +241,9 @@ func refuseSecretArgs(args []string) error {
 		case "admin-token":
 			return errors.New("--admin-token is not accepted: a token on the command line is visible to every local user (ps); " +
 				"use --admin-token-file or SCHEDULERD_ADMIN_TOKEN")
+		case "metrics-token":
+			return errors.New("--metrics-token is not accepted: a token on the command line is visible to every local user (ps); " +
+				"use --metrics-token-file or SCHEDULERD_METRICS_TOKEN")
 		case "token":
 			return errors.New("--token is not accepted: a token on the command line is visible to every local user (ps); " +
 				"use --tokens-file or SCHEDULERD_TOKENS")
@@ -282,7 +291,12 @@ func serve(ctx context.Context, cfg *serveConfig, log *slog.Logger) error {
 	if err != nil {
 		return fmt.Errorf("tokens: %w", err)
 	}
-	cfg.adminToken, cfg.tokens = "", nil
+	if cfg.telemetry.metricsToken != "" {
+		if tokens, err = tokens.WithMetricsToken(cfg.telemetry.metricsToken); err != nil {
+			return fmt.Errorf("tokens: %w", err)
+		}
+	}
+	cfg.adminToken, cfg.tokens, cfg.telemetry.metricsToken = "", nil, ""
 	dbPath := filepath.Join(cfg.data, "scheduler.db")
 	var st store.Driver
 	if cfg.store != "" {
@@ -306,6 +320,13 @@ func serve(ctx context.Context, cfg *serveConfig, log *slog.Logger) error {
 
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	tel, err := telemetry.New(telemetry.Config{Store: st, Logger: log.With("component", "telemetry"), PerJob: cfg.telemetry.perJob})
+	if err != nil {
+		return err
+	}
+	if err := tel.Register(reg); err != nil {
+		return err
+	}
 	dispatchConfig := dispatch.Config{
 		Store:                st,
 		Clock:                clock.Real{},
@@ -320,6 +341,7 @@ func serve(ctx context.Context, cfg *serveConfig, log *slog.Logger) error {
 		Workers:              cfg.workers,
 		TargetConcurrency:    cfg.targetConcurrency,
 		Region:               cfg.region,
+		OnOutcome:            tel.Observe,
 	}
 	var (
 		disp      api.Dispatcher
@@ -409,6 +431,7 @@ func serve(ctx context.Context, cfg *serveConfig, log *slog.Logger) error {
 	dispDone := make(chan error, 1)
 	go func() { dispDone <- runDisp(runCtx) }()
 	go dash.Run(runCtx)
+	go tel.Run(runCtx)
 	srvDone := make(chan error, 1)
 	go func() {
 		if tlsConfig != nil {

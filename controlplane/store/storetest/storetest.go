@@ -54,6 +54,7 @@ func Run(t *testing.T, newDriver func(t *testing.T) store.Driver) {
 		{"JobPurgeFinal", testJobPurgeFinal},
 		{"Meta", testMeta},
 		{"JobListAll", testJobListAll},
+		{"JobStateCount", testJobStateCount},
 		{"ClaimRace", testClaimRace},
 		{"ManualRunRace", testManualRunRace},
 		{"LeaderTermExpiry", testLeaderTermExpiry},

@@ -1,0 +1,340 @@
+// Package telemetry turns the dispatcher's finished executions (dispatch.Config.OnOutcome) and
+// the store's job counts into what operators alert on and chart: per-job outcome counters and
+// last-success times, a gauge of jobs by state, a counter of coalesced occurrences, and
+// executions per minute by outcome over the last 24 hours for the dashboard's charts.
+//
+// Decisions:
+//
+//   - Per-job series carry the labels subscription, collection and job (names as stored); a
+//     job has four (three outcomes and its last success) from its first finished execution on
+//     this process. Config.PerJob false turns them off (the daemon's --metrics-per-job=false).
+//   - A job's last success is known from its successes on this process; when a job's first
+//     execution seen by this process did not succeed, its last success is read from the store's
+//     history (the newest completed main action), else its creation time, so that "has not
+//     succeeded in 26 h" holds after a restart too. The lookups run in Run, never on the
+//     dispatcher's writer.
+//   - Series of a deleted job stay until the daemon restarts.
+//   - Jobs by state are counted by the store (one GROUP BY) at most once per StateCacheTTL.
+//   - The per-minute counts are the executions this process finished, kept for 24 hours in
+//     memory (a restart starts them over), per subscription so that a tenant sees its own.
+package telemetry
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
+
+	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/dispatch"
+	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/store"
+	"github.com/schedulerhq/terraform-provider-scheduler/internal/arm"
+	"github.com/schedulerhq/terraform-provider-scheduler/internal/clock"
+)
+
+// Metric names (the alerting rules and the Grafana dashboard in deploy/ use them).
+const (
+	MetricJobExecutions  = "scheduler_job_executions_total"
+	MetricJobLastSuccess = "scheduler_job_last_success_timestamp_seconds"
+	MetricJobs           = "scheduler_jobs"
+	MetricMissed         = "scheduler_occurrences_coalesced_total"
+)
+
+// StateCacheTTL is how long a count of jobs by state is reused (scrapers and the dashboard
+// asking at once share one count).
+const StateCacheTTL = time.Second
+
+// Minutes is how many minutes of executions are kept for the charts (24 hours).
+const Minutes = 24 * 60
+
+// seedQueue bounds the last-success lookups waiting for Run; more are dropped (and logged).
+const seedQueue = 4096
+
+// Config is what a Collector needs.
+type Config struct {
+	Store  store.Driver
+	Clock  clock.Clock
+	Logger *slog.Logger
+	// PerJob turns the per-job series on (subscription, collection and job labels).
+	PerJob bool
+}
+
+// Collector collects the outcomes. Observe is its dispatch.Config.OnOutcome.
+type Collector struct {
+	store  store.Driver
+	clock  clock.Clock
+	log    *slog.Logger
+	perJob bool
+
+	jobExec     *prometheus.CounterVec
+	lastSuccess *prometheus.GaugeVec
+	missed      prometheus.Counter
+	jobsDesc    *prometheus.Desc
+
+	mu     sync.Mutex
+	seen   map[store.JobKey]bool // jobs with series
+	minute map[string]*ring      // folded subscription → its executions per minute
+	seeds  chan store.JobKey
+
+	stateMu  sync.Mutex
+	stateAt  time.Time
+	stateVal map[string]int
+}
+
+// New returns a Collector.
+func New(cfg Config) (*Collector, error) {
+	if cfg.Store == nil {
+		return nil, errors.New("telemetry: Store is required")
+	}
+	c := &Collector{
+		store: cfg.Store, clock: cfg.Clock, log: cfg.Logger, perJob: cfg.PerJob,
+		seen: map[store.JobKey]bool{}, minute: map[string]*ring{}, seeds: make(chan store.JobKey, seedQueue),
+	}
+	if c.clock == nil {
+		c.clock = clock.Real{}
+	}
+	if c.log == nil {
+		c.log = slog.New(slog.DiscardHandler)
+	}
+	labels := []string{"subscription", "collection", "job"}
+	c.jobExec = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: MetricJobExecutions,
+		Help: "Finished executions of a job on this process by outcome: completed (main action succeeded), failed (main action failed, error action succeeded), faulted.",
+	}, append(labels, "outcome"))
+	c.lastSuccess = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: MetricJobLastSuccess,
+		Help: "Unix time of the job's last execution whose main action succeeded (its creation time when none did).",
+	}, labels)
+	c.missed = prometheus.NewCounter(prometheus.CounterOpts{
+		Name: MetricMissed,
+		Help: "Occurrences missed by more than the misfire threshold and coalesced into a later execution (counted when that execution finishes).",
+	})
+	c.jobsDesc = prometheus.NewDesc(MetricJobs, "Jobs in the store by state (Enabled, Disabled, Completed, Faulted).", []string{"state"}, nil)
+	return c, nil
+}
+
+// Register registers the collector's metrics.
+func (c *Collector) Register(reg prometheus.Registerer) error {
+	cs := []prometheus.Collector{c.missed, stateCollector{c}}
+	if c.perJob {
+		cs = append(cs, c.jobExec, c.lastSuccess)
+	}
+	for _, x := range cs {
+		if err := reg.Register(x); err != nil {
+			return fmt.Errorf("telemetry: registering metrics: %w", err)
+		}
+	}
+	return nil
+}
+
+// Observe records a finished execution. It does not block (dispatch.Config.OnOutcome).
+func (c *Collector) Observe(o dispatch.Outcome) {
+	if o.Missed > 0 {
+		c.missed.Add(float64(o.Missed))
+	}
+	c.mu.Lock()
+	r := c.minute[arm.Fold(o.Job.Subscription)]
+	if r == nil {
+		r = &ring{}
+		c.minute[arm.Fold(o.Job.Subscription)] = r
+	}
+	r.add(o.End, o.Outcome)
+	first := !c.seen[o.Job]
+	if c.perJob {
+		c.seen[o.Job] = true
+	}
+	c.mu.Unlock()
+	if !c.perJob {
+		return
+	}
+	lv := []string{o.Job.Subscription, o.Job.CollectionKey.Name, o.Job.Name}
+	if first {
+		for _, oc := range []string{dispatch.OutcomeCompleted, dispatch.OutcomeFailed, dispatch.OutcomeFaulted} {
+			c.jobExec.WithLabelValues(append(lv, oc)...)
+		}
+	}
+	c.jobExec.WithLabelValues(append(lv, o.Outcome)...).Inc()
+	switch {
+	case o.Outcome == dispatch.OutcomeCompleted:
+		c.lastSuccess.WithLabelValues(lv...).Set(float64(o.End.UnixNano()) / 1e9)
+	case first:
+		select {
+		case c.seeds <- o.Job:
+		default:
+			c.log.Warn("telemetry: too many last-success lookups waiting; this job's last success stays unknown until it succeeds",
+				"subscription", o.Job.Subscription, "collection", o.Job.CollectionKey.Name, "job", o.Job.Name)
+		}
+	}
+}
+
+// Run looks up the last success of jobs whose first execution seen here did not succeed,
+// until ctx ends.
+func (c *Collector) Run(ctx context.Context) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case k := <-c.seeds:
+			at, err := c.lastSuccessOf(ctx, k)
+			if err != nil {
+				if !errors.Is(err, store.ErrNotFound) && ctx.Err() == nil {
+					c.log.Warn("telemetry: reading a job's last success", "job", k.Name, "error", err.Error())
+				}
+				continue
+			}
+			g := c.lastSuccess.WithLabelValues(k.Subscription, k.CollectionKey.Name, k.Name)
+			c.mu.Lock()
+			// A success observed meanwhile is newer than what the store said: keep it.
+			if cur := gaugeValue(g); cur == 0 || cur < float64(at.Unix()) {
+				g.Set(float64(at.UnixNano()) / 1e9)
+			}
+			c.mu.Unlock()
+		}
+	}
+}
+
+// historyScan is how many completed history entries are read to find a job's last success.
+const historyScan = 100
+
+// lastSuccessOf returns the end of the job's newest completed main action in the store's
+// history, else the job's creation time.
+func (c *Collector) lastSuccessOf(ctx context.Context, k store.JobKey) (time.Time, error) {
+	hs, err := c.store.HistoryList(ctx, store.HistoryListParams{Job: k, Status: store.HistoryCompleted, Limit: historyScan})
+	if err != nil {
+		return time.Time{}, fmt.Errorf("reading history: %w", err)
+	}
+	for _, h := range hs {
+		if h.ActionName == store.ActionMain {
+			return h.EndTime, nil
+		}
+	}
+	j, err := c.store.JobGet(ctx, store.JobGetParams{Key: k})
+	if err != nil {
+		return time.Time{}, fmt.Errorf("reading the job: %w", err)
+	}
+	return j.CreatedAt, nil
+}
+
+// PerMinute is the executions finished in one minute, by outcome.
+type PerMinute struct {
+	Start                      time.Time // the minute's start
+	Completed, Failed, Faulted int
+}
+
+// ExecutionsPerMinute returns the last n minutes (n ≤ Minutes) up to now, oldest first: of one
+// subscription, or of every subscription when subscription is "" (the admin's view).
+func (c *Collector) ExecutionsPerMinute(subscription string, now time.Time, n int) []PerMinute {
+	n = min(max(n, 1), Minutes)
+	end := now.Unix() / 60
+	out := make([]PerMinute, n)
+	for i := range out {
+		out[i].Start = time.Unix((end-int64(n-1-i))*60, 0).In(now.Location())
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	rings := make([]*ring, 0, len(c.minute))
+	if subscription == "" {
+		for _, r := range c.minute {
+			rings = append(rings, r)
+		}
+	} else if r := c.minute[arm.Fold(subscription)]; r != nil {
+		rings = append(rings, r)
+	}
+	for _, r := range rings {
+		for i := range out {
+			m := end - int64(n-1-i)
+			b := &r.b[m%Minutes]
+			if b.minute != m {
+				continue
+			}
+			out[i].Completed += b.n[0]
+			out[i].Failed += b.n[1]
+			out[i].Faulted += b.n[2]
+		}
+	}
+	return out
+}
+
+// ring holds the executions of the last Minutes minutes, by outcome.
+type ring struct {
+	b [Minutes]struct {
+		minute int64 // unix minute the counts are of
+		n      [3]int
+	}
+}
+
+func (r *ring) add(at time.Time, outcome string) {
+	m := at.Unix() / 60
+	b := &r.b[m%Minutes]
+	switch {
+	case m < b.minute:
+		return // more than 24 hours older than what the slot holds
+	case m > b.minute:
+		b.minute, b.n = m, [3]int{}
+	}
+	switch outcome {
+	case dispatch.OutcomeCompleted:
+		b.n[0]++
+	case dispatch.OutcomeFailed:
+		b.n[1]++
+	default:
+		b.n[2]++
+	}
+}
+
+// stateCollector exports scheduler_jobs{state} from the store's counts.
+type stateCollector struct{ c *Collector }
+
+func (s stateCollector) Describe(ch chan<- *prometheus.Desc) { ch <- s.c.jobsDesc }
+
+func (s stateCollector) Collect(ch chan<- prometheus.Metric) {
+	counts, err := s.c.JobStates(context.Background())
+	if err != nil {
+		s.c.log.Warn("telemetry: counting jobs by state", "error", err.Error())
+		ch <- prometheus.NewInvalidMetric(s.c.jobsDesc, err)
+		return
+	}
+	states := []string{store.JobStateEnabled, store.JobStateDisabled, store.JobStateCompleted, store.JobStateFaulted}
+	for st := range counts {
+		if !slices.Contains(states, st) {
+			states = append(states, st)
+		}
+	}
+	sort.Strings(states[4:])
+	for _, st := range states {
+		ch <- prometheus.MustNewConstMetric(s.c.jobsDesc, prometheus.GaugeValue, float64(counts[st]), st)
+	}
+}
+
+// JobStates returns the store's jobs by state, counted at most once per StateCacheTTL.
+func (c *Collector) JobStates(ctx context.Context) (map[string]int, error) {
+	c.stateMu.Lock()
+	defer c.stateMu.Unlock()
+	now := c.clock.Now()
+	if c.stateVal != nil && now.Sub(c.stateAt) < StateCacheTTL {
+		return c.stateVal, nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	counts, err := c.store.JobStateCount(ctx, store.JobStateCountParams{})
+	if err != nil {
+		return nil, fmt.Errorf("counting jobs by state: %w", err)
+	}
+	c.stateAt, c.stateVal = now, counts
+	return counts, nil
+}
+
+// gaugeValue reads a gauge's value.
+func gaugeValue(g prometheus.Gauge) float64 {
+	var m dto.Metric
+	if err := g.Write(&m); err != nil {
+		return 0
+	}
+	return m.GetGauge().GetValue()
+}
