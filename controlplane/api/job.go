@@ -12,14 +12,10 @@ import (
 	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/secret"
 	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/store"
 	"github.com/schedulerhq/terraform-provider-scheduler/internal/jobdef"
+	"github.com/schedulerhq/terraform-provider-scheduler/internal/jobstate"
 	"github.com/schedulerhq/terraform-provider-scheduler/internal/recurrence"
 	"github.com/schedulerhq/terraform-provider-scheduler/internal/wire"
 )
-
-// final reports whether a job state is final (Completed, Faulted): PUT and PATCH answer 409.
-func final(state string) bool {
-	return state == store.JobStateCompleted || state == store.JobStateFaulted
-}
 
 // cloneProperties deep-copies job properties.
 func cloneProperties(p wire.JobProperties) (wire.JobProperties, error) {
@@ -264,7 +260,7 @@ func (s *Server) saveJob(w http.ResponseWriter, r *http.Request, rt route, info 
 		}
 		if old != nil {
 			info.jobID = old.ID
-			if final(old.State) {
+			if jobstate.Final(old.State) {
 				return conflict("job %s is %s: a %s job cannot be changed, only deleted", rt.key.Name, old.State, old.State)
 			}
 		}
@@ -301,7 +297,10 @@ func (s *Server) saveJob(w http.ResponseWriter, r *http.Request, rt route, info 
 			state = store.JobStateEnabled
 		}
 		props.State = ""
-		status.NextExecutionTime, state = nextExecution(rule, state, coll.Properties.State, old, now)
+		// An occurrence the dispatcher claimed ahead (up to half a second before it is due) is
+		// scheduled again: the change cancels that claim unless its attempt has started, and then
+		// the dispatcher does not run it a second time.
+		status.NextExecutionTime, state = jobstate.FirstRun(rule, state, coll.Properties.State, status.ExecutionCount, now)
 		if err := s.box.SealJob(props, rt.key); err != nil {
 			return &apiError{http.StatusInternalServerError, codeInternal, "sealing the job's secrets failed"}
 		}
@@ -335,50 +334,18 @@ func (s *Server) saveJob(w http.ResponseWriter, r *http.Request, rt route, info 
 	return conflict("job %s is being changed concurrently; retry", rt.key.Name)
 }
 
-// nextExecution is a job's next execution when it is written, enabled or its collection is
-// enabled at now (zero when it must not fire), and its state: Completed when nothing is left.
-// A job that has executed never repeats its "once, immediately" run: it resumes from the first
-// candidate at or after now.
-func nextExecution(rule *recurrence.Rule, state, collectionState string, old *store.Job, now time.Time) (time.Time, string) {
-	if state != store.JobStateEnabled || collectionState != store.CollectionStateEnabled {
-		return time.Time{}, state
-	}
-	done := 0
-	if old != nil {
-		done = old.Status.ExecutionCount
-	}
-	if c := rule.Count(); c > 0 && done >= c {
-		return time.Time{}, store.JobStateCompleted
-	}
-	at, immediate, ok := rule.First(now)
-	if ok && immediate && done > 0 {
-		if rule.Recurring() {
-			at, ok = rule.Next(now.Add(-time.Nanosecond))
-		} else {
-			ok = false
-		}
-	}
-	// An occurrence the dispatcher claimed ahead (up to half a second before it is due) is
-	// scheduled again: the change cancels that claim unless its attempt has started, and then the
-	// dispatcher does not run it a second time.
-	if !ok {
-		return time.Time{}, store.JobStateCompleted
-	}
-	return at, state
-}
-
 // rescheduleJob recomputes the next execution of a stored job after its collection's state
 // changed to collectionState, retrying when it loses a race with the dispatcher.
 func (s *Server) rescheduleJob(ctx context.Context, j *store.Job, collectionState string) error {
 	for range writeRetries {
-		if final(j.State) {
+		if jobstate.Final(j.State) {
 			return nil
 		}
 		rule, err := recurrence.Compile(j.Properties.StartTime, j.Properties.Recurrence, j.CreatedAt)
 		if err != nil {
 			return err
 		}
-		next, state := nextExecution(rule, j.State, collectionState, j, s.clock.Now())
+		next, state := jobstate.FirstRun(rule, j.State, collectionState, j.Status.ExecutionCount, s.clock.Now())
 		if next.Equal(j.Status.NextExecutionTime) && state == j.State {
 			return nil
 		}
@@ -421,23 +388,26 @@ func (s *Server) runJob(w http.ResponseWriter, r *http.Request, rt route, info *
 		return s.storeError(ctx, "job "+rt.key.Name, err)
 	}
 	info.jobID = j.ID
-	if final(j.State) {
+	if jobstate.Final(j.State) {
 		return conflict("job %s is %s: it cannot run again", rt.key.Name, j.State)
 	}
 	coll, err := s.store.CollectionGet(ctx, store.CollectionGetParams{Key: rt.key.CollectionKey})
 	if err != nil {
 		return s.storeError(ctx, "job collection "+rt.key.CollectionKey.Name, err)
 	}
-	if st := coll.Properties.State; st != "" && st != store.CollectionStateEnabled {
+	if st := coll.Properties.State; !jobstate.ManualRunAllowed(j.State, st) {
 		return conflict("job collection %s is %s: its jobs do not run, not even on request", coll.Key.Name, st)
 	}
 	// maxRecurrence applies to manual runs too: a job whose action runs itself cannot multiply.
 	period := jobdef.CollectionLimits(&coll.Properties).MaxRecurrence
-	if last := j.Status.LastExecutionTime; period.Interval > 0 && !last.IsZero() {
-		if allowed := period.After(last); allowed.After(s.clock.Now()) {
-			return conflict("job %s last ran at %s: the collection's maxRecurrence (%s) allows its next run from %s",
-				rt.key.Name, rfc3339UTC(last), period, rfc3339UTC(allowed))
-		}
+	var after func(time.Time) time.Time
+	if period.Interval > 0 {
+		after = period.After
+	}
+	last := j.Status.LastExecutionTime
+	if allowed, early := jobstate.ManualRunTooEarly(last, s.clock.Now(), after); early {
+		return conflict("job %s last ran at %s: the collection's maxRecurrence (%s) allows its next run from %s",
+			rt.key.Name, rfc3339UTC(last), period, rfc3339UTC(allowed))
 	}
 	if err := s.disp.RunNow(ctx, j.ID); err != nil {
 		var inFlight interface{ InFlightTag() string }

@@ -20,6 +20,7 @@ import (
 
 	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/secret"
 	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/store"
+	"github.com/schedulerhq/terraform-provider-scheduler/internal/jobstate"
 	"github.com/schedulerhq/terraform-provider-scheduler/internal/recurrence"
 	"github.com/schedulerhq/terraform-provider-scheduler/internal/wire"
 )
@@ -351,7 +352,7 @@ func TestUpdateReschedulesAnOccurrenceClaimedAhead(t *testing.T) {
 		if tc.last.IsZero() {
 			old.Status.ExecutionCount = 0
 		}
-		next, state := nextExecution(rule, store.JobStateEnabled, store.CollectionStateEnabled, old, now)
+		next, state := jobstate.FirstRun(rule, store.JobStateEnabled, store.CollectionStateEnabled, old.Status.ExecutionCount, now)
 		if !next.Equal(tc.want) || state != store.JobStateEnabled {
 			t.Errorf("%s: next %s, state %s; want %s, Enabled", tc.name, next, state, tc.want)
 		}

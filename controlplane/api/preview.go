@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/schedulerhq/terraform-provider-scheduler/internal/jobstate"
 	"github.com/schedulerhq/terraform-provider-scheduler/internal/recurrence"
 	"github.com/schedulerhq/terraform-provider-scheduler/internal/wire"
 )
@@ -71,7 +72,7 @@ func (s *Server) preview(w http.ResponseWriter, r *http.Request) *apiError {
 		Value    []string `json:"value"`
 		Describe string   `json:"describe"`
 	}{Value: []string{}, Describe: recurrence.Describe(rule)}
-	for _, t := range rule.Occurrences(now, 0, count) {
+	for _, t := range jobstate.Preview(rule, now, 0, count) {
 		out.Value = append(out.Value, t.In(rule.Location()).Format(time.RFC3339))
 	}
 	writeJSON(w, http.StatusOK, out)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/api"
 	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/store"
+	"github.com/schedulerhq/terraform-provider-scheduler/internal/jobstate"
 	"github.com/schedulerhq/terraform-provider-scheduler/internal/recurrence"
 )
 
@@ -46,70 +47,30 @@ func compile(j *store.Job) *recurrence.Rule {
 	return rule
 }
 
-// runsLeft is how many runs of the job the engine will still start (the scheduled one
-// included): -1 when unlimited, 0 when the job will not fire (not Enabled, its collection not
-// Enabled, or nothing scheduled).
-func runsLeft(j *store.Job, rule *recurrence.Rule) int {
-	if rule == nil || j.State != store.JobStateEnabled || j.CollectionState != store.CollectionStateEnabled ||
-		j.Status.NextExecutionTime.IsZero() {
-		return 0
-	}
-	if c := rule.Count(); c > 0 {
-		return max(c-j.Status.ExecutionCount, 1)
-	}
-	return -1
-}
-
-// runIter walks a job's coming runs as the dispatcher will start them: the stored next
-// execution, then the rule's next candidates, honouring count and endTime.
+// runIter walks a job's coming runs as the dispatcher will start them (jobstate.Runs).
 type runIter struct {
 	job  *store.Job
 	rule *recurrence.Rule
-	next time.Time
-	left int // -1: unlimited
+	*jobstate.Runs
 }
 
 func newRunIter(j *store.Job, rule *recurrence.Rule) *runIter {
-	left := runsLeft(j, rule)
-	if left == 0 {
+	if rule == nil {
 		return nil
 	}
-	return &runIter{job: j, rule: rule, next: j.Status.NextExecutionTime.In(rule.Location()), left: left}
-}
-
-// pop returns the next run and advances; ok is false when none is left.
-func (it *runIter) pop() (time.Time, bool) {
-	if it.left == 0 || it.next.IsZero() {
-		return time.Time{}, false
+	runs := jobstate.NewRuns(rule, j.State, j.CollectionState, j.Status.NextExecutionTime, j.Status.ExecutionCount)
+	if runs == nil {
+		return nil
 	}
-	at := it.next
-	if it.left > 0 {
-		it.left--
-	}
-	it.next = time.Time{}
-	if it.left != 0 {
-		if n, ok := it.rule.Next(at); ok {
-			it.next = n
-		}
-	}
-	return at, true
+	return &runIter{job: j, rule: rule, Runs: runs}
 }
 
 // nextRuns returns up to n coming runs of a job.
 func nextRuns(j *store.Job, rule *recurrence.Rule, n int) []time.Time {
-	it := newRunIter(j, rule)
-	if it == nil {
+	if rule == nil {
 		return nil
 	}
-	out := make([]time.Time, 0, n)
-	for len(out) < n {
-		at, ok := it.pop()
-		if !ok {
-			break
-		}
-		out = append(out, at)
-	}
-	return out
+	return jobstate.Upcoming(rule, j.State, j.CollectionState, j.Status.NextExecutionTime, j.Status.ExecutionCount, n)
 }
 
 // upcoming is one coming run of a job, for the overview.
@@ -119,10 +80,16 @@ type upcoming struct {
 	Zone string
 }
 
+// peek is the next run (an iterator with none left is taken off the heap at once).
+func (it *runIter) peek() time.Time {
+	at, _ := it.Peek()
+	return at
+}
+
 type runHeap []*runIter
 
 func (h runHeap) Len() int           { return len(h) }
-func (h runHeap) Less(i, j int) bool { return h[i].next.Before(h[j].next) }
+func (h runHeap) Less(i, j int) bool { return h[i].peek().Before(h[j].peek()) }
 func (h runHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
 func (h *runHeap) Push(x any) {
 	if it, ok := x.(*runIter); ok {
@@ -149,9 +116,9 @@ func mergeRuns(jobs []*store.Job, n int) []upcoming {
 	out := make([]upcoming, 0, n)
 	for len(out) < n && h.Len() > 0 {
 		it := h[0]
-		at, _ := it.pop()
+		at, _ := it.Pop()
 		out = append(out, upcoming{At: at, Job: it.job, Zone: it.rule.Location().String()})
-		if it.next.IsZero() || it.left == 0 {
+		if _, ok := it.Peek(); !ok {
 			heap.Pop(&h)
 		} else {
 			heap.Fix(&h, 0)
@@ -282,19 +249,13 @@ func monthCalendar(j *store.Job, rule *recurrence.Rule, month, now time.Time) ca
 	if it := newRunIter(j, rule); it != nil {
 		// Without a count, jump to the month; with one, walk from the next run to know how many
 		// runs are left by then.
-		if it.left < 0 && it.next.Before(month) {
-			if n, ok := rule.Next(month.Add(-time.Nanosecond)); ok {
-				it.next = n
-			} else {
-				it.next = time.Time{}
-			}
-		}
+		it.SkipTo(month)
 		for steps := 0; ; steps++ {
 			if steps >= maxCalendarRuns {
 				cal.Truncated = true
 				break
 			}
-			at, ok := it.pop()
+			at, ok := it.Pop()
 			if !ok || !at.Before(end) {
 				break
 			}

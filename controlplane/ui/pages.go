@@ -14,6 +14,7 @@ import (
 
 	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/store"
 	"github.com/schedulerhq/terraform-provider-scheduler/internal/ascii"
+	"github.com/schedulerhq/terraform-provider-scheduler/internal/jobstate"
 )
 
 // parseTemplates parses every page with the layout.
@@ -315,7 +316,7 @@ func (s *Server) job(w http.ResponseWriter, r *http.Request, req *request) {
 		d.Zone = loc.String()
 	}
 	d.Loc = loc
-	d.CanRun = j.State != store.JobStateCompleted && j.State != store.JobStateFaulted
+	d.CanRun = !jobstate.Final(j.State)
 	d.CanEnable = j.State == store.JobStateDisabled
 	d.CanDisable = j.State == store.JobStateEnabled
 	link := func(status string, page int, month string) string {

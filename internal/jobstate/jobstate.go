@@ -96,3 +96,31 @@ func FirstRun(rule *recurrence.Rule, state, collectionState string, executed int
 	}
 	return at, state
 }
+
+// StateCase is one row of StateTable: a job's state, its collection's state and whether it has a
+// next execution, with what the rules decide of them.
+type StateCase struct {
+	State, Collection string
+	Scheduled         bool
+	Final             bool // Final(State)
+	Claimable         bool // Claimable(State, Collection)
+	Schedulable       bool // Schedulable(State, Collection, next)
+	ManualRunAllowed  bool // ManualRunAllowed(State, Collection)
+}
+
+// StateTable pins Final, Claimable, Schedulable and ManualRunAllowed: the rules' table test runs
+// it, and the store's conformance suite drives both drivers through the same rows (the SQL that
+// lists schedulable jobs, claims them and purges final ones is those rules' twin).
+var StateTable = []StateCase{
+	{Enabled, CollectionEnabled, true, false, true, true, true},
+	{Enabled, CollectionEnabled, false, false, true, false, true},
+	{Enabled, "Disabled", true, false, false, false, false},
+	{Enabled, "Suspended", true, false, false, false, false},
+	{Disabled, CollectionEnabled, true, false, false, false, true},
+	{Disabled, CollectionEnabled, false, false, false, false, true},
+	{Disabled, "Suspended", false, false, false, false, false},
+	{Completed, CollectionEnabled, false, true, false, false, false},
+	{Completed, CollectionEnabled, true, true, false, false, false},
+	{Faulted, CollectionEnabled, false, true, false, false, false},
+	{Faulted, "Disabled", false, true, false, false, false},
+}

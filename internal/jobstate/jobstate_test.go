@@ -43,37 +43,27 @@ func compile(t *testing.T, start string, rec *wire.JobRecurrence, created time.T
 }
 
 func TestStates(t *testing.T) {
-	cases := []struct {
-		state, coll         string
-		next                bool
-		final, claim, sched bool
-		manual              bool
-	}{
-		{jobstate.Enabled, jobstate.CollectionEnabled, true, false, true, true, true},
-		{jobstate.Enabled, jobstate.CollectionEnabled, false, false, true, false, true},
-		{jobstate.Enabled, "Disabled", true, false, false, false, false},
-		{jobstate.Enabled, "Suspended", true, false, false, false, false},
-		{jobstate.Enabled, "", true, false, false, false, true},
-		{jobstate.Disabled, jobstate.CollectionEnabled, true, false, false, false, true},
-		{jobstate.Completed, jobstate.CollectionEnabled, false, true, false, false, false},
-		{jobstate.Faulted, jobstate.CollectionEnabled, false, true, false, false, false},
-	}
+	cases := append([]jobstate.StateCase{
+		// A collection whose state is not set (never stored: the API fills it) lets its jobs run
+		// on request, not on schedule.
+		{State: jobstate.Enabled, Collection: "", Scheduled: true, ManualRunAllowed: true},
+	}, jobstate.StateTable...)
 	for _, c := range cases {
 		var next time.Time
-		if c.next {
+		if c.Scheduled {
 			next = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 		}
-		if got := jobstate.Final(c.state); got != c.final {
-			t.Errorf("Final(%s) = %v", c.state, got)
+		if got := jobstate.Final(c.State); got != c.Final {
+			t.Errorf("Final(%s) = %v", c.State, got)
 		}
-		if got := jobstate.Claimable(c.state, c.coll); got != c.claim {
-			t.Errorf("Claimable(%s, %q) = %v", c.state, c.coll, got)
+		if got := jobstate.Claimable(c.State, c.Collection); got != c.Claimable {
+			t.Errorf("Claimable(%s, %q) = %v", c.State, c.Collection, got)
 		}
-		if got := jobstate.Schedulable(c.state, c.coll, next); got != c.sched {
-			t.Errorf("Schedulable(%s, %q, %v) = %v", c.state, c.coll, next, got)
+		if got := jobstate.Schedulable(c.State, c.Collection, next); got != c.Schedulable {
+			t.Errorf("Schedulable(%s, %q, %v) = %v", c.State, c.Collection, next, got)
 		}
-		if got := jobstate.ManualRunAllowed(c.state, c.coll); got != c.manual {
-			t.Errorf("ManualRunAllowed(%s, %q) = %v", c.state, c.coll, got)
+		if got := jobstate.ManualRunAllowed(c.State, c.Collection); got != c.ManualRunAllowed {
+			t.Errorf("ManualRunAllowed(%s, %q) = %v", c.State, c.Collection, got)
 		}
 	}
 }

@@ -58,16 +58,36 @@ func (r Record) Apply(j RecordedJob) Recorded {
 	case r.Finished:
 		out.ConsecutiveFaults = 0
 	}
-	if !r.Finished || j.State != Enabled {
-		return out
-	}
-	switch {
-	case faulted && r.FaultedAfter > 0 && out.ConsecutiveFaults >= r.FaultedAfter:
-		out.State, out.Final = Faulted, true
-	case !j.Scheduled && !j.OtherExecutions:
-		out.State, out.Final = Completed, true
-	}
+	out.State, out.Final = r.Settle(j.State, out.ConsecutiveFaults, j.Scheduled, j.OtherExecutions)
 	return out
+}
+
+// faults reports whether the record makes its job Faulted, consecutiveFaults being the job's
+// count after the record.
+func (r Record) faults(state string, consecutiveFaults int) bool {
+	return r.Finished && r.Faulted && state == Enabled && r.FaultedAfter > 0 && consecutiveFaults >= r.FaultedAfter
+}
+
+// AsksOtherExecutions reports whether Settle reads otherExecutions: only for a finished execution
+// of an Enabled job with nothing scheduled that the record does not fault, so that a store counts
+// the job's other executions only then.
+func (r Record) AsksOtherExecutions(state string, consecutiveFaults int, scheduled bool) bool {
+	return r.Finished && state == Enabled && !scheduled && !r.faults(state, consecutiveFaults)
+}
+
+// Settle is the state a record leaves its job in once its counters are applied (Apply's last
+// step, for a store that applies the counters itself): consecutiveFaults is the job's count after
+// the record, scheduled whether it has a next execution, otherExecutions whether executions of it
+// other than the record's are left. final reports that the record made the job final (its next
+// execution is cleared, it becomes final now).
+func (r Record) Settle(state string, consecutiveFaults int, scheduled, otherExecutions bool) (newState string, final bool) {
+	switch {
+	case r.faults(state, consecutiveFaults):
+		return Faulted, true
+	case r.AsksOtherExecutions(state, consecutiveFaults, scheduled) && !otherExecutions:
+		return Completed, true
+	}
+	return state, false
 }
 
 // RecordCase is one row of RecordTable.

@@ -13,6 +13,7 @@ import (
 
 	"github.com/schedulerhq/terraform-provider-scheduler/internal/clock"
 	"github.com/schedulerhq/terraform-provider-scheduler/internal/jobdef"
+	"github.com/schedulerhq/terraform-provider-scheduler/internal/jobstate"
 	"github.com/schedulerhq/terraform-provider-scheduler/internal/recurrence"
 	"github.com/schedulerhq/terraform-provider-scheduler/internal/wire"
 )
@@ -102,7 +103,7 @@ func occurrences(args []string, stdin io.Reader, stdout, stderr io.Writer, clk c
 			if *inZone {
 				loc = rule.Location()
 			}
-			for _, t := range rule.Occurrences(now, 0, *count) {
+			for _, t := range jobstate.Preview(rule, now, 0, *count) {
 				out.WriteString(t.In(loc).Format(time.RFC3339Nano))
 				out.WriteByte('\n')
 			}

@@ -10,6 +10,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/store"
+	"github.com/schedulerhq/terraform-provider-scheduler/internal/jobstate"
 )
 
 // leaderName is the name of the one leadership row.
@@ -45,8 +46,7 @@ func (d *Driver) JobGetMany(ctx context.Context, params store.JobGetManyParams) 
 
 // JobListSchedulable pages through the jobs that can fire.
 func (d *Driver) JobListSchedulable(ctx context.Context, params store.JobListSchedulableParams) ([]*store.Job, error) {
-	rows, err := d.pool.Query(ctx, `SELECT `+jobColumns+jobFrom+` WHERE j.state = 'Enabled' AND c.state = 'Enabled'
-		AND j.next_execution_time IS NOT NULL AND j.id > $1 AND ($2 = 0 OR j.collection_id = $2) ORDER BY j.id LIMIT $3`,
+	rows, err := d.pool.Query(ctx, `SELECT `+jobColumns+jobFrom+` WHERE `+schedulableSQL+` AND j.id > $1 AND ($2 = 0 OR j.collection_id = $2) ORDER BY j.id LIMIT $3`,
 		params.AfterID, params.CollectionID, limit(params.Limit))
 	if err != nil {
 		return nil, fmt.Errorf("job list schedulable: %w", err)
@@ -99,6 +99,24 @@ type querier interface {
 // commits before the statement does.
 const termFence = `$1::bigint = 0 OR EXISTS (SELECT 1 FROM (SELECT term FROM leader WHERE name = '` + leaderName + `' FOR SHARE) l WHERE l.term = $1)`
 
+// claimableSQL is the twin of jobstate.Claimable for a job row j being claimed (storetest's
+// RuleClaimable pins both to the same table).
+const claimableSQL = `j.state = '` + jobstate.Enabled + `'
+		AND (SELECT c.state FROM collections c WHERE c.id = j.collection_id) = '` + jobstate.CollectionEnabled + `'`
+
+// manualFreeSQL is the twin of !jobstate.ManualRunBlocked for a claim v of job row j: a scheduled
+// claim, a claim that is not a manual run, or a manual run of a job with no manual execution
+// stored (storetest's ManualRunInFlight pins the rule).
+const manualFreeSQL = `(v.expect > 0 OR NOT v.manual OR NOT EXISTS (SELECT 1 FROM executions x WHERE x.job_id = j.id AND x.manual))`
+
+// schedulableSQL is the twin of jobstate.Schedulable (j the job, c its collection; storetest's
+// RuleSchedulable).
+const schedulableSQL = `j.state = '` + jobstate.Enabled + `' AND c.state = '` + jobstate.CollectionEnabled + `' AND j.next_execution_time IS NOT NULL`
+
+// finalStatesSQL is the twin of jobstate.Final: a state is final when it is IN it (storetest's
+// RuleFinal).
+const finalStatesSQL = `('` + jobstate.Completed + `', '` + jobstate.Faulted + `')`
+
 // claimStatement claims a run of occurrences of distinct jobs in one statement: the jobs are
 // updated (a scheduled claim only when the job still has the expected version and it and its
 // collection are Enabled), the executions of the claims that won are inserted, and one row per
@@ -114,9 +132,8 @@ const claimStatement = `WITH fence AS (
 ), upd AS (
 	UPDATE jobs j SET next_execution_time = CASE WHEN v.expect > 0 THEN v.next ELSE j.next_execution_time END,
 		execution_count = j.execution_count + 1, last_execution_time = v.last, version = j.version + 1
-	FROM v WHERE (SELECT ok FROM fence) AND j.id = v.job_id AND (v.expect = 0 OR (j.version = v.expect AND j.state = 'Enabled'
-		AND (SELECT c.state FROM collections c WHERE c.id = j.collection_id) = 'Enabled'))
-		AND (v.expect > 0 OR NOT v.manual OR NOT EXISTS (SELECT 1 FROM executions x WHERE x.job_id = j.id AND x.manual))
+	FROM v WHERE (SELECT ok FROM fence) AND j.id = v.job_id AND (v.expect = 0 OR (j.version = v.expect AND ` + claimableSQL + `))
+		AND ` + manualFreeSQL + `
 	RETURNING j.id, j.version, j.execution_count
 ), ins AS (
 	INSERT INTO executions (job_id, tag, scheduled, repeat_count, missed, manual, phase, attempt, due_at, claimed_at)
@@ -198,10 +215,7 @@ func (d *Driver) claimRun(ctx context.Context, q querier, params store.Execution
 		if c.ExpectVersion > 0 {
 			next[i] = ts(c.NextExecutionTime)
 		}
-		l := params.Now
-		if e.DueAt.After(l) {
-			l = e.DueAt
-		}
+		l := jobstate.LastExecutionAt(params.Now, e.DueAt)
 		last[i], sched[i], due[i], claimed[i] = ts(l), ts(e.Scheduled), ts(e.DueAt), ts(e.ClaimedAt)
 		tags[i], phases[i], missed[i], attempts[i], manual[i] = e.Tag, e.Phase, int32(e.Missed), int32(e.Attempt), e.Manual
 	}
@@ -249,6 +263,10 @@ func (d *Driver) claimRun(ctx context.Context, q querier, params store.Execution
 	return nil
 }
 
+// lastExecutionAtSQL is the twin of jobstate.LastExecutionAt in claimScheduledStatement ($2 the
+// claims' now, v.due_at each occurrence's due time; storetest's ExecutionClaimAhead pins it).
+const lastExecutionAtSQL = `greatest($2::timestamptz, v.due_at)`
+
 // claimScheduledStatement claims a run of scheduled occurrences of distinct jobs (see
 // scheduledOnly): claimStatement without what only a manual claim or a later phase needs, with
 // fewer arrays (an occurrence is due when scheduled; last_execution_time is the later of now
@@ -260,12 +278,11 @@ func (d *Driver) claimRun(ctx context.Context, q querier, params store.Execution
 // its update and insert, its sort and its row per claim took two fifths of it.
 const claimScheduledStatement = `WITH upd AS (
 	UPDATE jobs j SET next_execution_time = v.next, execution_count = j.execution_count + 1,
-		last_execution_time = greatest($2::timestamptz, v.due_at), version = j.version + 1
+		last_execution_time = ` + lastExecutionAtSQL + `, version = j.version + 1
 	FROM unnest($3::bigint[], $4::bigint[], $5::timestamptz[], $6::text[], $7::timestamptz[], $8::integer[], $9::timestamptz[])
 		WITH ORDINALITY AS v(job_id, expect, next, tag, due_at, missed, claimed_at, ord)
 	WHERE (` + termFence + `)
-		AND j.id = v.job_id AND j.version = v.expect AND j.state = 'Enabled'
-		AND (SELECT c.state FROM collections c WHERE c.id = j.collection_id) = 'Enabled'
+		AND j.id = v.job_id AND j.version = v.expect AND ` + claimableSQL + `
 	RETURNING v.ord, j.id, j.execution_count, v.tag, v.due_at, v.missed, v.claimed_at
 )
 INSERT INTO executions (job_id, tag, scheduled, repeat_count, missed, manual, phase, attempt, due_at, claimed_at)
@@ -447,7 +464,9 @@ FROM v LEFT JOIN upd ON upd.id = v.job_id ORDER BY v.ord`
 
 // recordedState is a job's state after a record (ok) that changes it: an Enabled job whose
 // execution finished becomes Faulted when its consecutive faults reach FaultedAfter, Completed
-// when nothing is scheduled and no other execution of it is left.
+// when nothing is scheduled and no other execution of it is left. With the counters and the
+// condition of recordStatement's upd, it is the twin of jobstate.Record.Apply: storetest's
+// RuleRecord drives the driver through jobstate.RecordTable.
 const recordedState = `(CASE
 			WHEN NOT ok.finished OR j.state <> 'Enabled' THEN j.state
 			WHEN ok.faulted AND ok.faulted_after > 0 AND j.consecutive_faults + 1 >= ok.faulted_after THEN 'Faulted'
@@ -642,7 +661,7 @@ func (d *Driver) deleteChunks(ctx context.Context, chunk int, q string, args ...
 // history, purgeJobChunk jobs per statement.
 func (d *Driver) JobPurgeFinal(ctx context.Context, params store.JobPurgeFinalParams) (int64, error) {
 	n, err := d.deleteChunks(ctx, purgeJobChunk, `DELETE FROM jobs WHERE id IN (SELECT id FROM jobs
-		WHERE state IN ('Completed', 'Faulted') AND final_at IS NOT NULL AND final_at < $1 LIMIT $2)`, params.Before)
+		WHERE state IN `+finalStatesSQL+` AND final_at IS NOT NULL AND final_at < $1 LIMIT $2)`, params.Before)
 	if err != nil {
 		return n, fmt.Errorf("job purge: %w", err)
 	}

@@ -40,7 +40,7 @@ const jobPutTail = `
 		execution_count, failure_count, faulted_count, consecutive_faults, last_execution_time, next_execution_time, final_at)
 	SELECT c.id, $4::text, $5::text, $6::text, $7::text, $8::timestamptz, $8::timestamptz, 1,
 		$9::integer, $10::integer, $11::integer, $12::integer, $13::timestamptz, $14::timestamptz,
-		CASE WHEN $7::text IN ('Completed', 'Faulted') THEN $8::timestamptz END
+		CASE WHEN $7::text IN ` + finalStatesSQL + ` THEN $8::timestamptz END
 	FROM c WHERE $15::bigint = 0 AND NOT EXISTS (SELECT 1 FROM old) AND ($16::integer = 0 OR c.job_count < $16::integer)
 	ON CONFLICT (collection_id, name_key) DO NOTHING
 	RETURNING true AS created, id, name, state, created_at, updated_at, version, execution_count, failure_count,
@@ -49,8 +49,8 @@ const jobPutTail = `
 	UPDATE jobs j SET properties = $6::text, state = $7::text, updated_at = $8::timestamptz, version = j.version + 1,
 		execution_count = $9::integer, failure_count = $10::integer, faulted_count = $11::integer,
 		consecutive_faults = $12::integer, last_execution_time = $13::timestamptz, next_execution_time = $14::timestamptz,
-		final_at = CASE WHEN $7::text IN ('Completed', 'Faulted') THEN
-			CASE WHEN j.state IN ('Completed', 'Faulted') AND j.final_at IS NOT NULL THEN j.final_at ELSE $8::timestamptz END END
+		final_at = CASE WHEN $7::text IN ` + finalStatesSQL + ` THEN
+			CASE WHEN j.state IN ` + finalStatesSQL + ` AND j.final_at IS NOT NULL THEN j.final_at ELSE $8::timestamptz END END
 	FROM old WHERE $17::boolean AND j.id = old.id AND ($15::bigint = 0 OR j.version = $15::bigint)
 	RETURNING false AS created, j.id, j.name, j.state, j.created_at, j.updated_at, j.version, j.execution_count,
 		j.failure_count, j.faulted_count, j.consecutive_faults, j.last_execution_time, j.next_execution_time

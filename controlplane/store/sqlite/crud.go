@@ -8,6 +8,7 @@ import (
 	"fmt"
 
 	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/store"
+	"github.com/schedulerhq/terraform-provider-scheduler/internal/jobstate"
 )
 
 // scanner is a *sql.Row or *sql.Rows.
@@ -266,10 +267,6 @@ func (d *Driver) JobCount(ctx context.Context, params store.JobCountParams) (int
 	return n, nil
 }
 
-func isFinal(state string) bool {
-	return state == store.JobStateCompleted || state == store.JobStateFaulted
-}
-
 // JobPut creates or replaces a job. Concurrent calls are committed together (see putQueue);
 // each keeps its own result and error.
 func (d *Driver) JobPut(ctx context.Context, params store.JobPutParams) (*store.Job, bool, error) {
@@ -368,7 +365,7 @@ func jobPutOne(ctx context.Context, lookup, insert, update *sql.Stmt, params sto
 			return nil, false, fmt.Errorf("collection %s holds %d jobs, the maximum is %d: %w", collection.Name, jobs, params.MaxJobs, store.ErrQuota)
 		}
 		var final int64
-		if isFinal(j.State) {
+		if jobstate.Final(j.State) {
 			final = now
 		}
 		out, _, err = scanJobRaw(insert.QueryRowContext(ctx,
@@ -382,9 +379,9 @@ func jobPutOne(ctx context.Context, lookup, insert, update *sql.Stmt, params sto
 		}
 		var final int64
 		switch {
-		case isFinal(j.State) && isFinal(oldState.String) && oldFinal.Int64 > 0:
+		case jobstate.Final(j.State) && jobstate.Final(oldState.String) && oldFinal.Int64 > 0:
 			final = oldFinal.Int64
-		case isFinal(j.State):
+		case jobstate.Final(j.State):
 			final = now
 		}
 		out, _, err = scanJobRaw(update.QueryRowContext(ctx,

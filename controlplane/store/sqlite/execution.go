@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/store"
+	"github.com/schedulerhq/terraform-provider-scheduler/internal/jobstate"
 )
 
 // JobGetByID returns one job or store.ErrNotFound.
@@ -45,10 +46,23 @@ func (d *Driver) JobGetMany(ctx context.Context, params store.JobGetManyParams) 
 	return out, nil
 }
 
+// schedulableSQL is the twin of jobstate.Schedulable (j the job, c its collection); the
+// conformance suite pins both to the same table (storetest's RuleSchedulable).
+const schedulableSQL = `j.state = '` + jobstate.Enabled + `' AND c.state = '` + jobstate.CollectionEnabled + `' AND j.next_execution_time != 0`
+
+// claimableSQL is the twin of jobstate.Claimable for the row jobs being updated by a scheduled
+// claim (storetest's RuleClaimable pins both to the same table).
+const claimableSQL = `jobs.state = '` + jobstate.Enabled + `'
+		AND (SELECT state FROM collections WHERE id = jobs.collection_id) = '` + jobstate.CollectionEnabled + `'`
+
+// finalStatesSQL is the twin of jobstate.Final: a state is final when it is IN it (storetest's
+// RuleFinal).
+const finalStatesSQL = `('` + jobstate.Completed + `', '` + jobstate.Faulted + `')`
+
 // JobListSchedulable pages through the jobs that can fire.
 func (d *Driver) JobListSchedulable(ctx context.Context, params store.JobListSchedulableParams) ([]*store.Job, error) {
-	q := `SELECT ` + jobColumns + jobFrom + ` WHERE j.state = ? AND c.state = ? AND j.next_execution_time != 0 AND j.id > ?`
-	args := []any{store.JobStateEnabled, store.CollectionStateEnabled, params.AfterID}
+	q := `SELECT ` + jobColumns + jobFrom + ` WHERE ` + schedulableSQL + ` AND j.id > ?`
+	args := []any{params.AfterID}
 	if params.CollectionID != 0 {
 		q += ` AND j.collection_id = ?`
 		args = append(args, params.CollectionID)
@@ -222,18 +236,16 @@ func queryChunk(ctx context.Context, tx *sql.Tx, full *sql.Stmt, textOf func(int
 	return rows.Err()
 }
 
-// lastExecutionAt is the job's lastExecutionTime after claiming e at now: when the attempt starts,
-// the later of now and its due time (an occurrence claimed ahead starts when it is due).
+// lastExecutionAt is the job's lastExecutionTime after claiming e at now (jobstate.LastExecutionAt).
 func lastExecutionAt(e *store.Execution, now int64) int64 {
-	return max(now, nanos(e.DueAt))
+	return nanos(jobstate.LastExecutionAt(fromNanos(now), e.DueAt))
 }
 
 func claimBatchOf(n int) string {
 	return `UPDATE jobs SET next_execution_time = v.column3, execution_count = execution_count + 1,
 		last_execution_time = v.column4, version = version + 1
 		FROM (VALUES ` + strings.TrimSuffix(strings.Repeat("(?, ?, ?, ?), ", n), ", ") + `) AS v
-		WHERE jobs.id = v.column1 AND jobs.version = v.column2 AND jobs.state = 'Enabled'
-		AND (SELECT state FROM collections WHERE id = jobs.collection_id) = 'Enabled'
+		WHERE jobs.id = v.column1 AND jobs.version = v.column2 AND ` + claimableSQL + `
 		RETURNING jobs.id, jobs.version, jobs.execution_count`
 }
 
@@ -401,17 +413,20 @@ func (d *Driver) insertExecutions(ctx context.Context, tx *sql.Tx, xs []*store.E
 	return nil
 }
 
+// manualInFlightSQL finds the manual run in flight of a job (its tag): with it, the twin of
+// jobstate.ManualRunBlocked (storetest's ManualRunInFlight pins the rule).
+const manualInFlightSQL = `SELECT tag FROM executions WHERE job_id = ? AND manual = 1 ORDER BY id LIMIT 1`
+
 // Statements of the dispatcher's batch methods, prepared once on the writer connection.
 var writerStatements = map[string]string{
 	"claim.scheduled": `UPDATE jobs SET next_execution_time = ?, execution_count = execution_count + 1,
 		last_execution_time = ?, version = version + 1
-		WHERE id = ? AND version = ? AND state = 'Enabled'
-		AND (SELECT state FROM collections WHERE id = jobs.collection_id) = 'Enabled'
+		WHERE id = ? AND version = ? AND ` + claimableSQL + `
 		RETURNING version, execution_count`,
 	"claim.manual": `UPDATE jobs SET execution_count = execution_count + 1,
 		last_execution_time = ?, version = version + 1 WHERE id = ? RETURNING version, execution_count`,
 	"claim.exists":     `SELECT 1 FROM jobs WHERE id = ?`,
-	"claim.inflight":   `SELECT tag FROM executions WHERE job_id = ? AND manual = 1 ORDER BY id LIMIT 1`,
+	"claim.inflight":   manualInFlightSQL,
 	"claim.insert64":   executionInsertOf(historyChunk),
 	"claim.batch64":    claimBatchOf(historyChunk),
 	"record.batch64":   recordBatchOf(historyChunk),
@@ -451,7 +466,7 @@ func (d *Driver) AttemptRecordMany(ctx context.Context, params store.AttemptReco
 	now := nanos(params.Now)
 	err := d.tx(ctx, func(tx *sql.Tx) error {
 		next := d.stmt(ctx, tx, "record.next")
-		job, others, final := d.stmt(ctx, tx, "record.job"), d.stmt(ctx, tx, "record.others"), d.stmt(ctx, tx, "record.final")
+		job, othersStmt, final := d.stmt(ctx, tx, "record.job"), d.stmt(ctx, tx, "record.others"), d.stmt(ctx, tx, "record.final")
 		cancel := d.stmt(ctx, tx, "record.cancel")
 		finished, err := d.deleteExecutions(ctx, tx, params.Records)
 		if err != nil {
@@ -521,22 +536,16 @@ func (d *Driver) AttemptRecordMany(ctx context.Context, params store.AttemptReco
 				}
 			}
 			out[i] = store.AttemptRecordResult{State: j.state, Version: j.version, Previous: j.version - 1}
-			if !r.Finished || j.state != store.JobStateEnabled {
-				continue
-			}
-			to := ""
-			if r.Faulted && r.FaultedAfter > 0 && j.consecutive >= r.FaultedAfter {
-				to = store.JobStateFaulted
-			} else if j.next == 0 {
-				var n int
-				if err := others.QueryRowContext(ctx, r.JobID).Scan(&n); err != nil {
+			// The counters are applied (the twin of jobstate.Record.Apply's); the state is settled
+			// by the rule itself.
+			rule := jobstate.Record{Failure: r.Failure, Finished: r.Finished, Faulted: r.Faulted, FaultedAfter: r.FaultedAfter}
+			others := 0
+			if rule.AsksOtherExecutions(j.state, j.consecutive, j.next != 0) {
+				if err := othersStmt.QueryRowContext(ctx, r.JobID).Scan(&others); err != nil {
 					return err
 				}
-				if n == 0 {
-					to = store.JobStateCompleted
-				}
 			}
-			if to != "" {
+			if to, ok := rule.Settle(j.state, j.consecutive, j.next != 0, others > 0); ok {
 				if _, err := final.ExecContext(ctx, to, now, r.JobID); err != nil {
 					return err
 				}
@@ -610,6 +619,9 @@ func recordBatchOf(n int) string {
 // recordChanges is the condition under which a record changes its job (failure, faulted and
 // finished are the record's flags): a failure or a fault counts; a good occurrence resets a run
 // of consecutive faults; a finished execution of a job with nothing scheduled may complete it.
+// With the counters of "record.job" and recordBatchOf it is the twin of jobstate.Record.Apply
+// (Changed and the counters; Settle decides the state in Go): storetest's RuleRecord drives the
+// driver through jobstate.RecordTable.
 // A good occurrence of a job that had no fault and has more to run changes nothing, and the job
 // row is not rewritten: most records are that one, and skipping the write saves a scattered page
 // per fire.
@@ -671,7 +683,7 @@ func (d *Driver) deleteChunks(ctx context.Context, chunk int, q string, args ...
 // history, purgeJobChunk jobs per transaction.
 func (d *Driver) JobPurgeFinal(ctx context.Context, params store.JobPurgeFinalParams) (int64, error) {
 	n, err := d.deleteChunks(ctx, purgeJobChunk, `DELETE FROM jobs WHERE id IN (SELECT id FROM jobs
-		WHERE state IN ('Completed', 'Faulted') AND final_at > 0 AND final_at < ? LIMIT ?)`, nanos(params.Before))
+		WHERE state IN `+finalStatesSQL+` AND final_at > 0 AND final_at < ? LIMIT ?)`, nanos(params.Before))
 	if err != nil {
 		return n, fmt.Errorf("job purge: %w", err)
 	}
