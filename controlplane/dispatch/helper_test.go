@@ -17,6 +17,7 @@ import (
 	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/store"
 	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/store/storetest"
 	"github.com/schedulerhq/terraform-provider-scheduler/internal/clock"
+	"github.com/schedulerhq/terraform-provider-scheduler/internal/jobstate"
 	"github.com/schedulerhq/terraform-provider-scheduler/internal/recurrence"
 	"github.com/schedulerhq/terraform-provider-scheduler/internal/wire"
 )
@@ -218,12 +219,7 @@ func (e *env) putJob(name string, props wire.JobProperties, state string) *store
 	if err != nil {
 		e.t.Fatalf("compile: %v", err)
 	}
-	var next time.Time
-	if state == store.JobStateEnabled {
-		if at, _, ok := rule.First(now); ok {
-			next = at
-		}
-	}
+	next, _ := jobstate.FirstRun(rule, state, e.coll.Properties.State, 0, now)
 	if err := e.box.SealJob(&props, store.JobKey{CollectionKey: e.coll.Key, Name: name}); err != nil {
 		e.t.Fatal(err)
 	}

@@ -3,23 +3,25 @@ package store
 import (
 	"context"
 	"time"
+
+	"github.com/schedulerhq/terraform-provider-scheduler/internal/jobstate"
 )
 
-// Job states (Azure spelling).
+// Job states (Azure spelling): the rulebook's (jobstate), which decides them.
 const (
-	JobStateEnabled   = "Enabled"
-	JobStateDisabled  = "Disabled"
-	JobStateCompleted = "Completed"
-	JobStateFaulted   = "Faulted"
+	JobStateEnabled   = jobstate.Enabled
+	JobStateDisabled  = jobstate.Disabled
+	JobStateCompleted = jobstate.Completed
+	JobStateFaulted   = jobstate.Faulted
 )
 
 // Collection state that lets its jobs fire.
-const CollectionStateEnabled = "Enabled"
+const CollectionStateEnabled = jobstate.CollectionEnabled
 
-// History action names and statuses (Azure spelling).
+// History action names (the rulebook's phases) and statuses (Azure spelling).
 const (
-	ActionMain  = "MainAction"
-	ActionError = "ErrorAction"
+	ActionMain  = jobstate.PhaseMain
+	ActionError = jobstate.PhaseError
 
 	HistoryCompleted = "Completed"
 	HistoryFailed    = "Failed"

@@ -4,6 +4,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/schedulerhq/terraform-provider-scheduler/internal/jobstate"
 	"github.com/schedulerhq/terraform-provider-scheduler/internal/wire"
 )
 
@@ -44,10 +45,10 @@ const (
 
 // Job and collection states.
 const (
-	StateEnabled   = "Enabled"
-	StateDisabled  = "Disabled"
-	StateCompleted = "Completed"
-	StateFaulted   = "Faulted"
+	StateEnabled   = jobstate.Enabled
+	StateDisabled  = jobstate.Disabled
+	StateCompleted = jobstate.Completed
+	StateFaulted   = jobstate.Faulted
 	StateSuspended = "Suspended"
 	StateDeleted   = "Deleted"
 )

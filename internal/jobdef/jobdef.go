@@ -14,6 +14,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/schedulerhq/terraform-provider-scheduler/internal/jobstate"
 	"github.com/schedulerhq/terraform-provider-scheduler/internal/recurrence"
 	"github.com/schedulerhq/terraform-provider-scheduler/internal/wire"
 )
@@ -68,7 +69,7 @@ func Validate(p *wire.JobProperties, created time.Time) (*recurrence.Rule, wire.
 	if p.State != "" {
 		if s, ok := CanonicalJobState(p.State); !ok {
 			ps.add("state", "%q is not one of Enabled, Disabled", p.State)
-		} else if s == StateCompleted || s == StateFaulted {
+		} else if jobstate.Final(s) {
 			ps.add("state", "%s is set by the scheduler; a job can be written Enabled or Disabled", s)
 		}
 	}

@@ -100,7 +100,7 @@ type querier interface {
 const termFence = `$1::bigint = 0 OR EXISTS (SELECT 1 FROM (SELECT term FROM leader WHERE name = '` + leaderName + `' FOR SHARE) l WHERE l.term = $1)`
 
 // claimableSQL is the twin of jobstate.Claimable for a job row j being claimed (storetest's
-// RuleClaimable pins both to the same table).
+// RuleStates pins both to the same table).
 const claimableSQL = `j.state = '` + jobstate.Enabled + `'
 		AND (SELECT c.state FROM collections c WHERE c.id = j.collection_id) = '` + jobstate.CollectionEnabled + `'`
 
@@ -110,11 +110,11 @@ const claimableSQL = `j.state = '` + jobstate.Enabled + `'
 const manualFreeSQL = `(v.expect > 0 OR NOT v.manual OR NOT EXISTS (SELECT 1 FROM executions x WHERE x.job_id = j.id AND x.manual))`
 
 // schedulableSQL is the twin of jobstate.Schedulable (j the job, c its collection; storetest's
-// RuleSchedulable).
+// RuleStates).
 const schedulableSQL = `j.state = '` + jobstate.Enabled + `' AND c.state = '` + jobstate.CollectionEnabled + `' AND j.next_execution_time IS NOT NULL`
 
 // finalStatesSQL is the twin of jobstate.Final: a state is final when it is IN it (storetest's
-// RuleFinal).
+// RuleStates).
 const finalStatesSQL = `('` + jobstate.Completed + `', '` + jobstate.Faulted + `')`
 
 // claimStatement claims a run of occurrences of distinct jobs in one statement: the jobs are

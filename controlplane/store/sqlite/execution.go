@@ -47,16 +47,16 @@ func (d *Driver) JobGetMany(ctx context.Context, params store.JobGetManyParams) 
 }
 
 // schedulableSQL is the twin of jobstate.Schedulable (j the job, c its collection); the
-// conformance suite pins both to the same table (storetest's RuleSchedulable).
+// conformance suite pins both to the same table (storetest's RuleStates).
 const schedulableSQL = `j.state = '` + jobstate.Enabled + `' AND c.state = '` + jobstate.CollectionEnabled + `' AND j.next_execution_time != 0`
 
 // claimableSQL is the twin of jobstate.Claimable for the row jobs being updated by a scheduled
-// claim (storetest's RuleClaimable pins both to the same table).
+// claim (storetest's RuleStates pins both to the same table).
 const claimableSQL = `jobs.state = '` + jobstate.Enabled + `'
 		AND (SELECT state FROM collections WHERE id = jobs.collection_id) = '` + jobstate.CollectionEnabled + `'`
 
 // finalStatesSQL is the twin of jobstate.Final: a state is final when it is IN it (storetest's
-// RuleFinal).
+// RuleStates).
 const finalStatesSQL = `('` + jobstate.Completed + `', '` + jobstate.Faulted + `')`
 
 // JobListSchedulable pages through the jobs that can fire.

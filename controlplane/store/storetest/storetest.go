@@ -64,6 +64,8 @@ func Run(t *testing.T, newDriver func(t *testing.T) store.Driver) {
 		{"LeaseExpiresAndIsRescued", testLeaseExpiresAndIsRescued},
 		{"LeaseRelease", testLeaseRelease},
 		{"RescueFenced", testRescueFenced},
+		{"RuleStates", testRuleStates},
+		{"RuleRecord", testRuleRecord},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
