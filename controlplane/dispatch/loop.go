@@ -13,12 +13,10 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/store"
+	"github.com/schedulerhq/terraform-provider-scheduler/internal/jobstate"
 	"github.com/schedulerhq/terraform-provider-scheduler/internal/recurrence"
 	"github.com/schedulerhq/terraform-provider-scheduler/internal/wire"
 )
-
-// maxCoalesce bounds how many missed occurrences one misfire check walks through.
-const maxCoalesce = 1_000_000
 
 // maxPop bounds the items taken off the heap per loop turn, so events are not starved.
 const maxPop = 4096
@@ -263,7 +261,7 @@ func (l *loop) load(ctx context.Context) error {
 // dropped.
 func (l *loop) put(j *store.Job) {
 	old := l.entries[j.ID]
-	if j.State != store.JobStateEnabled || j.CollectionState != store.CollectionStateEnabled || j.Status.NextExecutionTime.IsZero() {
+	if !jobstate.Schedulable(j.State, j.CollectionState, j.Status.NextExecutionTime) {
 		l.drop(j.ID)
 		return
 	}
@@ -291,23 +289,25 @@ func (l *loop) put(j *store.Job) {
 		l.drop(j.ID)
 		return
 	}
-	next := storedInstant(rule, j.Status.NextExecutionTime)
+	next := jobstate.StoredInstant(rule, j.Status.NextExecutionTime)
 	var started int64
 	if old != nil {
 		old.parked = false
 		started = old.started
-		for next.UnixNano() <= started {
-			n, ok := rule.Next(next)
-			if !ok {
-				if l.entries[j.ID] != nil {
-					l.drop(j.ID)
-				} else {
-					l.rules.release(key)
-				}
-				return
-			}
-			next = n
+		var startedAt time.Time
+		if started != 0 {
+			startedAt = time.Unix(0, started)
 		}
+		n, ok := jobstate.ResumeAfter(rule, next, startedAt)
+		if !ok {
+			if l.entries[j.ID] != nil {
+				l.drop(j.ID)
+			} else {
+				l.rules.release(key)
+			}
+			return
+		}
+		next = n
 	}
 	e := &entry{id: j.ID, collectionID: j.CollectionID, def: def, rule: rule, ruleKey: key,
 		next: next, version: j.Version, execCount: j.Status.ExecutionCount, started: started,
@@ -358,20 +358,6 @@ func (l *loop) prefetch(ctx context.Context, evs []event) {
 		ids = ids[n:]
 	}
 	l.fetched = fetched
-}
-
-// storedInstant is the rule's occurrence that a store kept as at: PostgreSQL keeps microseconds,
-// so an occurrence with a finer part (a startTime written with seven fractional digits, as .NET
-// writes them) comes back up to a microsecond early. Taken as it is, that earlier instant would
-// be claimed and the occurrence itself after it: the job would fire twice.
-func storedInstant(rule *recurrence.Rule, at time.Time) time.Time {
-	if at.Nanosecond()%1000 != 0 {
-		return at // kept to the nanosecond: as computed
-	}
-	if c, ok := rule.Next(at.Add(-time.Nanosecond)); ok && c.Before(at.Add(time.Microsecond)) {
-		return c
-	}
-	return at
 }
 
 // reload re-reads one job (or takes it from the jobs prefetched for this turn's events).
@@ -660,23 +646,8 @@ func (l *loop) unpark(now time.Time, room *capacity, claims []*claimOp) []*claim
 
 // claim builds the claim of e's due occurrence, coalescing misfired ones.
 func (l *loop) claim(e *entry, now time.Time) *claimOp {
-	scheduled, missed := e.next, 0
-	if now.Sub(scheduled) > l.d.cfg.MisfireThreshold {
-		for missed < maxCoalesce {
-			n, ok := e.rule.Next(scheduled)
-			if !ok || n.After(now) {
-				break
-			}
-			scheduled = n
-			missed++
-		}
-	}
-	var next time.Time
-	if c := e.rule.Count(); c == 0 || e.execCount+1 < c {
-		if n, ok := e.rule.Next(scheduled); ok {
-			next = n
-		}
-	}
+	c := jobstate.Claim(e.rule, e.next, e.execCount, now, l.d.cfg.MisfireThreshold)
+	scheduled, missed, next := c.Scheduled, c.Missed, c.Next
 	e.claiming = true
 	// The attempt's definition, decoded once here. The leader's scheduler runs no attempt (an
 	// executor takes the execution and loads its job): it keeps the job's collection, which its

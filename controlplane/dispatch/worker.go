@@ -13,7 +13,7 @@ import (
 	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/action"
 	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/secret"
 	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/store"
-	"github.com/schedulerhq/terraform-provider-scheduler/internal/retry"
+	"github.com/schedulerhq/terraform-provider-scheduler/internal/jobstate"
 	"github.com/schedulerhq/terraform-provider-scheduler/internal/wire"
 )
 
@@ -309,23 +309,18 @@ func (d *Dispatcher) attempt(ctx context.Context, t task) (*recordOp, bool) {
 			RepeatCount: x.RepeatCount, ExpectedExecutionTime: x.Scheduled, StartTime: start, EndTime: end,
 		},
 	}}
-	hasErrorAction := props.Action != nil && props.Action.ErrorAction != nil
-	pol := policy(props, x.Phase)
-	switch {
-	case res.Success:
-		r.rec.Finished = true
+	o := jobstate.Attempt{
+		Success: res.Success, Phase: x.Phase, Retries: x.Attempt, Policy: jobstate.RetryPolicy(&props, x.Phase),
+		HasErrorAction: props.Action != nil && props.Action.ErrorAction != nil, End: end,
+	}.Outcome()
+	r.rec.Failure, r.rec.Finished, r.rec.Faulted = o.Failure, o.Finished, o.Faulted
+	r.rec.Next, r.rec.Phase, r.rec.Attempt = o.Next, o.Phase, o.Retries
+	switch o.Result {
+	case jobstate.Succeeded:
 		r.outcome = outcomeCompleted
-		if x.Phase == store.ActionError {
-			r.outcome = outcomeFailed
-		}
-	case pol.Type == retry.Fixed && x.Attempt < pol.Count:
-		r.rec.Next, r.rec.Phase, r.rec.Attempt = end.Add(pol.Interval), x.Phase, x.Attempt+1
-	case x.Phase == store.ActionMain && hasErrorAction:
-		r.rec.Failure = true
-		r.rec.Next, r.rec.Phase, r.rec.Attempt = end, store.ActionError, 0
-	default:
-		r.rec.Failure = x.Phase == store.ActionMain
-		r.rec.Finished, r.rec.Faulted = true, true
+	case jobstate.Recovered:
+		r.outcome = outcomeFailed
+	case jobstate.FaultedOccurrence:
 		r.outcome = outcomeFaulted
 	}
 	lvl := slog.LevelDebug
@@ -338,22 +333,6 @@ func (d *Dispatcher) attempt(ctx context.Context, t task) (*recordOp, bool) {
 			slog.Int("repeat_count", x.RepeatCount), slog.Bool("success", res.Success), slog.Int("status_code", res.StatusCode))
 	}
 	return r, true
-}
-
-// policy is the retry policy of the phase: the error action's own, else the main action's.
-func policy(p wire.JobProperties, phase string) retry.Policy {
-	var rp *wire.RetryPolicy
-	if p.Action != nil {
-		rp = p.Action.RetryPolicy
-		if phase == store.ActionError && p.Action.ErrorAction != nil && p.Action.ErrorAction.RetryPolicy != nil {
-			rp = p.Action.ErrorAction.RetryPolicy
-		}
-	}
-	pol, problems := retry.Parse("action.retryPolicy", rp)
-	if len(problems) > 0 {
-		return retry.Default()
-	}
-	return pol
 }
 
 // openSecrets returns a copy of p with its secrets opened for the job owner (a value sealed for
