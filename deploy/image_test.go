@@ -21,6 +21,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/schedulerhq/terraform-provider-scheduler/internal/testlog"
 )
 
 // imageConfig is the part of `podman image inspect` the test reads.
@@ -100,7 +102,7 @@ func TestImage(t *testing.T) {
 	// and a token as a deployment gives it.
 	const token = "image-test-admin-token-0123456789abcdefghij"
 	env := append(slices.Clone(cfg.Config.Env), "SCHEDULERD_LISTEN=0.0.0.0:0", "SCHEDULERD_ADMIN_TOKEN="+token)
-	var logs lockedBuffer
+	var logs testlog.Buffer
 	cmd := exec.Command("chroot", append([]string{"--userspec=" + cfg.Config.User, root}, append(cfg.Config.Entrypoint, cfg.Config.Cmd...)...)...)
 	cmd.Env = env
 	cmd.Dir = "/"
@@ -313,7 +315,7 @@ func call(t *testing.T, base, token, method, path, body string, want int) {
 }
 
 // waitFile waits for a file the daemon writes and returns its trimmed content.
-func waitFile(t *testing.T, path string, logs *lockedBuffer, exited <-chan struct{}) string {
+func waitFile(t *testing.T, path string, logs *testlog.Buffer, exited <-chan struct{}) string {
 	t.Helper()
 	deadline := time.After(30 * time.Second)
 	tick := time.NewTicker(20 * time.Millisecond)
@@ -330,22 +332,4 @@ func waitFile(t *testing.T, path string, logs *lockedBuffer, exited <-chan struc
 		case <-tick.C:
 		}
 	}
-}
-
-// lockedBuffer is a bytes.Buffer safe for the process's writes and the test's reads.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }

@@ -2,17 +2,9 @@ package provider
 
 import (
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
-	"crypto/sha1" //nolint:gosec // the certificate thumbprint is SHA-1 by definition
-	"crypto/x509"
 	"crypto/x509/pkix"
-	"encoding/base64"
-	"encoding/hex"
 	"fmt"
 	"io"
-	"math/big"
 	"net/http"
 	"net/http/httptest"
 	"regexp"
@@ -31,10 +23,10 @@ import (
 	"github.com/hashicorp/terraform-plugin-testing/statecheck"
 	"github.com/hashicorp/terraform-plugin-testing/terraform"
 	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
-	"software.sslmate.com/src/go-pkcs12"
 
 	"github.com/schedulerhq/terraform-provider-scheduler/internal/client"
 	"github.com/schedulerhq/terraform-provider-scheduler/internal/clock"
+	"github.com/schedulerhq/terraform-provider-scheduler/internal/testcert"
 	"github.com/schedulerhq/terraform-provider-scheduler/internal/wire"
 )
 
@@ -437,31 +429,9 @@ resource "scheduler_job" "test" {
 // and the certificate's thumbprint.
 func testPfx(t *testing.T, cn, password string, notAfter time.Time) (pfx, thumbprint string) {
 	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmpl := &x509.Certificate{
-		SerialNumber: big.NewInt(time.Now().UnixNano()),
-		Subject:      pkix.Name{CommonName: cn},
-		NotBefore:    notAfter.AddDate(-1, 0, 0),
-		NotAfter:     notAfter,
-		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth},
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cert, err := x509.ParseCertificate(der)
-	if err != nil {
-		t.Fatal(err)
-	}
-	data, err := pkcs12.Modern.Encode(key, cert, nil, password)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sum := sha1.Sum(der) //nolint:gosec // see the import
-	return base64.StdEncoding.EncodeToString(data), strings.ToUpper(hex.EncodeToString(sum[:]))
+	c := testcert.New(t, testcert.Options{Subject: pkix.Name{CommonName: cn}, Serial: time.Now().UnixNano(),
+		NotBefore: notAfter.AddDate(-1, 0, 0), NotAfter: notAfter})
+	return c.PFX(t, password), c.Thumbprint()
 }
 
 func authConfig(coll, pfx, pfxPassword, oauthSecret string) string {

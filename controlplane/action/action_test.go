@@ -1,9 +1,6 @@
 package action_test
 
 import (
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
 	"crypto/x509"
 	"crypto/x509/pkix"
@@ -11,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"log"
-	"math/big"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -22,8 +18,8 @@ import (
 
 	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/action"
 	"github.com/schedulerhq/terraform-provider-scheduler/internal/clock"
+	"github.com/schedulerhq/terraform-provider-scheduler/internal/testcert"
 	"github.com/schedulerhq/terraform-provider-scheduler/internal/wire"
-	"software.sslmate.com/src/go-pkcs12"
 )
 
 // received is what a test server saw.
@@ -174,33 +170,6 @@ func TestHTTPBasic(t *testing.T) {
 	}
 }
 
-// newPFX makes a self-signed client certificate and returns it as base64 PKCS#12.
-func newPFX(t *testing.T, cn, password string) (string, *x509.Certificate) {
-	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmpl := &x509.Certificate{
-		SerialNumber: big.NewInt(42), Subject: pkix.Name{CommonName: cn},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
-		KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth},
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cert, err := x509.ParseCertificate(der)
-	if err != nil {
-		t.Fatal(err)
-	}
-	pfx, err := pkcs12.Modern.Encode(key, cert, nil, password)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return base64.StdEncoding.EncodeToString(pfx), cert
-}
-
 func TestHTTPSClientCertificate(t *testing.T) {
 	rc := &recorder{}
 	srv := httptest.NewUnstartedServer(rc)
@@ -212,7 +181,8 @@ func TestHTTPSClientCertificate(t *testing.T) {
 	roots.AddCert(srv.Certificate())
 	e := action.New(action.Config{RootCAs: roots})
 
-	pfx, cert := newPFX(t, "job-client", "pfx-pass")
+	c := testcert.New(t, testcert.Options{Subject: pkix.Name{CommonName: "job-client"}, Serial: 42})
+	pfx, cert := c.PFX(t, "pfx-pass"), c.Cert
 	req := &wire.HTTPRequest{URI: srv.URL + "/secure", Method: "POST",
 		Authentication: &wire.HTTPAuthentication{Type: "ClientCertificate", Pfx: pfx, Password: "pfx-pass"}}
 	for i := range 2 {

@@ -1,27 +1,18 @@
 package api
 
 import (
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
-	"crypto/sha1" //nolint:gosec // the thumbprint under test is SHA-1
-	"crypto/x509"
 	"crypto/x509/pkix"
-	"encoding/base64"
-	"encoding/hex"
-	"math/big"
 	"net/http"
 	"os"
 	"strings"
 	"testing"
 	"time"
 
-	"software.sslmate.com/src/go-pkcs12"
-
 	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/secret"
 	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/store"
 	"github.com/schedulerhq/terraform-provider-scheduler/internal/jobstate"
 	"github.com/schedulerhq/terraform-provider-scheduler/internal/recurrence"
+	"github.com/schedulerhq/terraform-provider-scheduler/internal/testcert"
 	"github.com/schedulerhq/terraform-provider-scheduler/internal/wire"
 )
 
@@ -201,35 +192,18 @@ func TestSecretsAreWriteOnly(t *testing.T) {
 	}
 }
 
-// selfSignedPfx returns a base64 PKCS#12 with a fresh certificate, and the certificate's DER.
-func selfSignedPfx(t *testing.T, password string) (string, []byte, time.Time) {
-	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	notAfter := time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)
-	tmpl := &x509.Certificate{SerialNumber: big.NewInt(42), Subject: pkix.Name{CommonName: "scheduler-client", Organization: []string{"Contoso"}},
-		NotBefore: time.Date(2020, 1, 1, 0, 0, 0, 0, time.UTC), NotAfter: notAfter}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cert, err := x509.ParseCertificate(der)
-	if err != nil {
-		t.Fatal(err)
-	}
-	pfx, err := pkcs12.Modern.Encode(key, cert, nil, password)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return base64.StdEncoding.EncodeToString(pfx), der, notAfter
+// clientCert is a fresh client certificate of "CN=scheduler-client, O=Contoso" that expires
+// on 2030-01-02T03:04:05Z.
+func clientCert(t *testing.T) *testcert.Cert {
+	return testcert.New(t, testcert.Options{Subject: pkix.Name{CommonName: "scheduler-client", Organization: []string{"Contoso"}}, Serial: 42,
+		NotBefore: time.Date(2020, 1, 1, 0, 0, 0, 0, time.UTC), NotAfter: time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)})
 }
 
 func TestClientCertificate(t *testing.T) {
 	h := newHarness(t)
 	h.collection(collPath, `{"sku":{"name":"P20Premium"}}`)
-	pfx, der, notAfter := selfSignedPfx(t, "pfx-pass")
+	cert := clientCert(t)
+	pfx, notAfter := cert.PFX(t, "pfx-pass"), cert.Cert.NotAfter
 	body := func(password string) string {
 		return `{"properties":{"action":{"type":"Https","request":{"uri":"https://e.com","method":"GET",` +
 			`"authentication":{"type":"ClientCertificate","pfx":"` + pfx + `","password":"` + password + `"}}}}}`
@@ -243,11 +217,10 @@ func TestClientCertificate(t *testing.T) {
 		t.Fatalf("not a pfx: %q", msg)
 	}
 	r = h.must(201, http.MethodPut, jobPath, body("pfx-pass"))
-	sum := sha1.Sum(der) //nolint:gosec // see the import
 	auth := get(r.json(t), "properties", "action", "request", "authentication")
 	want := map[string]any{
 		"type":                      "ClientCertificate",
-		"certificateThumbprint":     strings.ToUpper(hex.EncodeToString(sum[:])),
+		"certificateThumbprint":     cert.Thumbprint(),
 		"certificateExpirationDate": notAfter.Format(time.RFC3339),
 		"certificateSubjectName":    "CN=scheduler-client, O=Contoso",
 	}
@@ -308,7 +281,7 @@ func TestPatchAuthenticationType(t *testing.T) {
 	if _, msg := r.errorBody(t); msg != "properties.action.request.authentication.secret: is required for ActiveDirectoryOAuth authentication" {
 		t.Fatalf("oauth without secret: %q", msg)
 	}
-	pfx, _, _ := selfSignedPfx(t, "")
+	pfx := clientCert(t).PFX(t, "")
 	r = h.must(200, http.MethodPatch, jobPath, `{"properties":{"action":{"request":{"authentication":{"type":"clientcertificate","pfx":"`+pfx+`"}}}}}`)
 	if a := get(r.json(t), "properties", "action", "request", "authentication"); get(a, "username") != nil || get(a, "type") != "ClientCertificate" ||
 		get(a, "certificateSubjectName") != "CN=scheduler-client, O=Contoso" {

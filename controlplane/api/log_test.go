@@ -1,37 +1,19 @@
 package api
 
 import (
-	"bytes"
 	"encoding/json"
 	"log/slog"
 	"net/http"
 	"strings"
-	"sync"
 	"testing"
+
+	"github.com/schedulerhq/terraform-provider-scheduler/internal/testlog"
 )
-
-// lockedBuffer is a log destination safe for the server's goroutines.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
 
 // TestRequestLog: one JSON line per request with the request id (the x-ms-request-id answered)
 // and the job id; secrets never appear.
 func TestRequestLog(t *testing.T) {
-	var logs lockedBuffer
+	var logs testlog.Buffer
 	h := newHarness(t, func(c *Config) { c.Logger = slog.New(slog.NewJSONHandler(&logs, nil)) })
 	h.collection(collPath, `{"sku":{"name":"Standard"}}`)
 	r := h.must(201, http.MethodPut, jobPath, `{"properties":{"action":{"type":"Https","request":{"uri":"https://e.com","method":"GET",`+

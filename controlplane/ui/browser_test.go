@@ -19,6 +19,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/schedulerhq/terraform-provider-scheduler/internal/recurrence"
+	"github.com/schedulerhq/terraform-provider-scheduler/internal/testlog"
 	"github.com/schedulerhq/terraform-provider-scheduler/internal/wire"
 )
 
@@ -37,7 +38,7 @@ const (
 // daemon is a schedulerd process started for a test.
 type daemon struct {
 	base string
-	logs *syncBuffer
+	logs *testlog.Buffer
 }
 
 // startDaemon builds schedulerd and runs it on a free port with a fresh data directory.
@@ -50,7 +51,7 @@ func startDaemon(t *testing.T) *daemon {
 		t.Fatalf("go build schedulerd: %v\n%s", err, out)
 	}
 	data := filepath.Join(dir, "data")
-	d := &daemon{logs: &syncBuffer{}}
+	d := &daemon{logs: &testlog.Buffer{}}
 	cmd := exec.Command(bin, "serve", "--listen", "127.0.0.1:0", "--data", data)
 	cmd.Env = append(os.Environ(), "SCHEDULERD_ADMIN_TOKEN="+e2eAdminToken, "SCHEDULERD_TOKENS=tenant-b="+e2eTenantBToken)
 	cmd.Stderr = d.logs

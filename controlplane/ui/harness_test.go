@@ -1,7 +1,6 @@
 package ui
 
 import (
-	"bytes"
 	"context"
 	"io"
 	"log/slog"
@@ -12,7 +11,6 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -23,6 +21,7 @@ import (
 	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/secret"
 	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/store/sqlite"
 	"github.com/schedulerhq/terraform-provider-scheduler/internal/clock"
+	"github.com/schedulerhq/terraform-provider-scheduler/internal/testlog"
 )
 
 const (
@@ -37,24 +36,6 @@ const (
 // t0 is the fake clock's start: Wednesday 2026-11-18 12:00:30 UTC.
 var t0 = time.Date(2026, 11, 18, 12, 0, 30, 0, time.UTC)
 
-// syncBuffer is a log sink safe for concurrent writes.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
 // harness is the daemon's parts as serve wires them: a real SQLite file, the real API and
 // dispatcher (on a fake clock) and the dashboard, over real HTTP.
 type harness struct {
@@ -63,7 +44,7 @@ type harness struct {
 	clock *clock.Fake
 	store *sqlite.Driver
 	ui    *Server
-	logs  *syncBuffer
+	logs  *testlog.Buffer
 	reg   *prometheus.Registry
 }
 
@@ -83,7 +64,7 @@ func newHarness(t testing.TB, tlsServer bool) *harness {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := &harness{t: t, clock: clock.NewFake(t0), store: st, logs: &syncBuffer{}, reg: prometheus.NewRegistry()}
+	h := &harness{t: t, clock: clock.NewFake(t0), store: st, logs: &testlog.Buffer{}, reg: prometheus.NewRegistry()}
 	log := slog.New(slog.NewJSONHandler(h.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	disp, err := dispatch.New(dispatch.Config{Store: st, Clock: h.clock, Secrets: box, Logger: log, Registerer: h.reg})
 	if err != nil {

@@ -15,6 +15,7 @@ import (
 
 	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/action"
 	"github.com/schedulerhq/terraform-provider-scheduler/internal/brokertest"
+	"github.com/schedulerhq/terraform-provider-scheduler/internal/testlog"
 	"github.com/schedulerhq/terraform-provider-scheduler/internal/wire"
 )
 
@@ -24,7 +25,7 @@ type daemon struct {
 	base  string
 	token string
 	data  string
-	logs  *syncBuffer
+	logs  *testlog.Buffer
 }
 
 // startDaemon runs `schedulerd serve` in-process on a free port with extra flags; it stops with
@@ -33,7 +34,7 @@ func startDaemon(t *testing.T, flags ...string) *daemon {
 	t.Helper()
 	data := filepath.Join(t.TempDir(), "data")
 	ctx, cancel := context.WithCancel(t.Context())
-	logs := &syncBuffer{}
+	logs := &testlog.Buffer{}
 	done := make(chan int, 1)
 	args := append([]string{"serve", "--listen", "127.0.0.1:0", "--data", data}, flags...)
 	go func() { done <- run(ctx, args, nil, io.Discard, logs) }()

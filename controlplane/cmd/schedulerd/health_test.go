@@ -18,6 +18,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/schedulerhq/terraform-provider-scheduler/internal/testlog"
 )
 
 // envOf is a getenv reading only m.
@@ -131,7 +133,7 @@ func TestHealthTLSPinsTheCertificate(t *testing.T) {
 	otherCert, _ := selfSignedFiles(t, dir, "other")
 	data := filepath.Join(dir, "data")
 	ctx, cancel := context.WithCancel(t.Context())
-	var logs syncBuffer
+	var logs testlog.Buffer
 	done := make(chan int, 1)
 	go func() {
 		done <- run(ctx, []string{"serve", "--listen", "127.0.0.1:0", "--data", data, "--admin-token-file", tokenFileOf(t, "health-admin"),

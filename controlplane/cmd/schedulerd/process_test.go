@@ -11,6 +11,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/schedulerhq/terraform-provider-scheduler/internal/testlog"
 )
 
 // daemonBinary builds schedulerd for a process test.
@@ -29,7 +31,7 @@ func daemonBinary(t *testing.T) string {
 func TestProcessConfiguredByEnvironmentStopsOnSIGTERM(t *testing.T) {
 	bin := daemonBinary(t)
 	data := filepath.Join(t.TempDir(), "data")
-	var logs syncBuffer
+	var logs testlog.Buffer
 	cmd := exec.Command(bin, "serve")
 	cmd.Env = append(os.Environ(),
 		"SCHEDULERD_LISTEN=127.0.0.1:0",
@@ -161,7 +163,7 @@ func TestProcessConfiguredByEnvironmentStopsOnSIGTERM(t *testing.T) {
 // child is a schedulerd child process.
 type child struct {
 	cmd    *exec.Cmd
-	logs   *syncBuffer
+	logs   *testlog.Buffer
 	exited chan error
 	base   string
 }
@@ -170,7 +172,7 @@ type child struct {
 func startChild(t *testing.T, bin, data string, args ...string) *child {
 	t.Helper()
 	_ = os.Remove(filepath.Join(data, "listen-address"))
-	c := &child{logs: &syncBuffer{}, exited: make(chan error, 1)}
+	c := &child{logs: &testlog.Buffer{}, exited: make(chan error, 1)}
 	c.cmd = exec.Command(bin, append([]string{"serve", "--listen", "127.0.0.1:0", "--data", data}, args...)...)
 	c.cmd.Stderr = c.logs
 	if err := c.cmd.Start(); err != nil {

@@ -2,28 +2,23 @@ package main
 
 import (
 	"bufio"
-	"bytes"
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
-	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/json"
-	"encoding/pem"
 	"fmt"
 	"io"
 	"log/slog"
-	"math/big"
 	"net"
 	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
+
+	"github.com/schedulerhq/terraform-provider-scheduler/internal/testcert"
+	"github.com/schedulerhq/terraform-provider-scheduler/internal/testlog"
 )
 
 func TestParseServeDefaults(t *testing.T) {
@@ -130,24 +125,6 @@ func TestParseServeErrors(t *testing.T) {
 	}
 }
 
-// syncBuffer is a bytes.Buffer safe for the daemon's log writer and the test together.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // waitForFile waits (polling, bounded) for a file the daemon writes when it is up.
 func waitForFile(t *testing.T, path string, log fmt.Stringer) string {
 	t.Helper()
@@ -170,7 +147,7 @@ func TestServeInProcess(t *testing.T) {
 	data := filepath.Join(dir, "data")
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
-	var logs syncBuffer
+	var logs testlog.Buffer
 	done := make(chan int, 1)
 	go func() {
 		done <- run(ctx, []string{"serve", "--listen", "127.0.0.1:0", "--data", data}, nil, io.Discard, &logs)
@@ -254,7 +231,7 @@ func TestServeInProcess(t *testing.T) {
 
 	// A second start reuses the token file.
 	ctx2, cancel2 := context.WithCancel(t.Context())
-	var logs2 syncBuffer
+	var logs2 testlog.Buffer
 	_ = os.Remove(filepath.Join(data, "listen-address"))
 	go func() {
 		done <- run(ctx2, []string{"serve", "--listen", "127.0.0.1:0", "--data", data}, nil, io.Discard, &logs2)
@@ -275,40 +252,15 @@ func TestServeInProcess(t *testing.T) {
 // TestServeTLS serves HTTPS with --tls-cert/--tls-key; nextLink URLs are https too.
 func TestServeTLS(t *testing.T) {
 	dir := t.TempDir()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "127.0.0.1"},
-		IPAddresses: []net.IP{net.ParseIP("127.0.0.1")}, NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
-		KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	keyDER, err := x509.MarshalPKCS8PrivateKey(key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	certFile, keyFile := filepath.Join(dir, "cert.pem"), filepath.Join(dir, "key.pem")
-	if err := os.WriteFile(certFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(keyFile, pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: keyDER}), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	cert, err := x509.ParseCertificate(der)
-	if err != nil {
-		t.Fatal(err)
-	}
-	pool := x509.NewCertPool()
-	pool.AddCert(cert)
+	cert := testcert.New(t, testcert.Options{Subject: pkix.Name{CommonName: "127.0.0.1"}, Server: true})
+	certFile, keyFile := cert.WriteFiles(t, dir)
+	pool := cert.Pool()
 	client := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}}}
 
 	data := filepath.Join(dir, "data")
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
-	var logs syncBuffer
+	var logs testlog.Buffer
 	done := make(chan int, 1)
 	go func() {
 		done <- run(ctx, []string{"serve", "--listen", "127.0.0.1:0", "--data", data, "--admin-token-file", tokenFileOf(t, "tls-admin"),
@@ -366,7 +318,7 @@ func TestServeRefusesBadConfiguration(t *testing.T) {
 		{[]string{"--listen", "127.0.0.1:99999"}, `"msg":"schedulerd stopped","error":"listen: `},
 		{[]string{"--tokens-file", tokenFileOf(t, "sub=same"), "--admin-token-file", tokenFileOf(t, "same")}, `equals the admin token`},
 	} {
-		var logs syncBuffer
+		var logs testlog.Buffer
 		args := append([]string{"serve", "--data", filepath.Join(dir, "data"), "--listen", "127.0.0.1:0"}, tc.args...)
 		if code := run(t.Context(), args, nil, io.Discard, &logs); code != 1 {
 			t.Errorf("%v: exit %d, want 1", tc.args, code)

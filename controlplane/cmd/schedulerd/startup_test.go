@@ -12,6 +12,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/schedulerhq/terraform-provider-scheduler/internal/testlog"
 )
 
 // runOnce runs `schedulerd serve` as a child process expected to refuse to start: it returns the
@@ -66,7 +68,7 @@ func unwritable(t *testing.T, path string) {
 func startStop(t *testing.T, bin, data string, env ...string) {
 	t.Helper()
 	_ = os.Remove(filepath.Join(data, "listen-address"))
-	var logs syncBuffer
+	var logs testlog.Buffer
 	cmd := exec.Command(bin, "serve", "--listen", "127.0.0.1:0", "--data", data)
 	cmd.Env = append(append(os.Environ(), "SCHEDULERD_ADMIN_TOKEN=startup-admin"), env...)
 	cmd.Stderr = &logs
