@@ -99,6 +99,7 @@ import (
 	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/secret"
 	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/store"
 	"github.com/schedulerhq/terraform-provider-scheduler/internal/clock"
+	"github.com/schedulerhq/terraform-provider-scheduler/internal/testsignal"
 )
 
 // Defaults of Config.
@@ -221,6 +222,8 @@ type Dispatcher struct {
 	ran   atomic.Bool // Run runs once per Dispatcher
 	// pendingClaims counts claims sent to the writer and not yet answered (for the backlog gauge).
 	pendingClaims atomic.Int64
+	// pendingRecords counts records sent to the writer and not yet answered (TestSignals).
+	pendingRecords atomic.Int64
 	// parked: the loop holds due occurrences it could not claim for want of capacity; the
 	// workers wake it when an attempt ends.
 	parked atomic.Int64
@@ -234,6 +237,47 @@ type Dispatcher struct {
 	waiting  atomic.Int64
 	takeWake chan struct{}
 	starved  atomic.Bool
+
+	// TestSignals are the dispatcher's decision points, for tests (inert unless initialised).
+	TestSignals TestSignals
+}
+
+// TestSignals are the signals a dispatcher sends to tests that initialise them (Init) before Run.
+type TestSignals struct {
+	// Quiet is sent each time the loop goes to wait with nothing in flight: every event posted
+	// so far handled, no claim or record waiting for the writer, no attempt queued or under way.
+	Quiet testsignal.Signal[Quiet]
+	// Parked is sent when a due occurrence is left unclaimed for want of capacity.
+	Parked testsignal.Signal[Parked]
+	// Cancelled is sent when an occurrence claimed ahead is cancelled by a change of its job.
+	Cancelled testsignal.Signal[Cancelled]
+}
+
+// Init enables every signal.
+func (s *TestSignals) Init() {
+	s.Quiet.Init()
+	s.Parked.Init()
+	s.Cancelled.Init()
+}
+
+// Parked is a job whose occurrence due at Due waits, unclaimed, for capacity.
+type Parked struct {
+	JobID int64
+	Due   time.Time
+}
+
+// Cancelled is an occurrence claimed ahead (its execution tag) that a change of its job cancelled.
+type Cancelled struct {
+	JobID int64
+	Tag   string
+}
+
+// Quiet is the loop's state when it went to wait with nothing in flight: the clock time of its
+// turn, and when its timer fires next (zero: nothing scheduled; an executor schedules nothing,
+// but holds what it took).
+type Quiet struct {
+	Now  time.Time
+	Next time.Time
 }
 
 // New returns a Dispatcher; it does no I/O.
@@ -348,13 +392,6 @@ func (d *Dispatcher) CollectionChanged(collectionID int64) {
 	d.inbox.post(event{kind: evCollectionChanged, id: collectionID})
 }
 
-// ExecutionClaimed tells the dispatcher that another process (a replica that is not the leader)
-// claimed an execution, a manual run: the dispatcher runs it, unless it loaded it already when
-// it started.
-func (d *Dispatcher) ExecutionClaimed(executionID int64) {
-	d.inbox.post(event{kind: evExecutionClaimed, id: executionID})
-}
-
 // Wake tells an executor that executions wait to be taken (claimed or rescued by the leader).
 func (d *Dispatcher) Wake() {
 	select {
@@ -401,7 +438,7 @@ func (d *Dispatcher) RunNow(ctx context.Context, jobID int64) error {
 	}
 	claimed = true
 	e := res[0].Execution
-	d.inbox.post(event{kind: evClaimedElsewhere, id: jobID, prev: j.Version, version: res[0].Version, count: e.RepeatCount})
+	d.inbox.post(event{kind: evManualClaimed, id: jobID, prev: j.Version, version: res[0].Version, count: e.RepeatCount})
 	d.log.Info("manual run claimed", "job_id", jobID, "execution_tag", e.Tag)
 	if d.cfg.Role == RoleExecutor {
 		taken, err := d.take(ctx, store.ExecutionTakeParams{IDs: []int64{e.ID}})

@@ -33,8 +33,8 @@ func TestFiresOnScheduleWithHeadersHistoryAndStatus(t *testing.T) {
 	props.Action.Request.Headers = map[string]string{"X-Job": "one"}
 	j := e.putJob("job-1", props, "Enabled")
 	e.start()
-	e.settle()
-	tg.none(t, 50*time.Millisecond) // not due yet
+	e.quiet(t0.Add(time.Minute - lookahead)) // armed for the first occurrence's claim
+	tg.noHit(t)                              // not due yet
 
 	e.clock.Set(t0.Add(time.Minute))
 	h := tg.next(t)
@@ -155,8 +155,9 @@ func TestRetriesErrorActionAndFaulted(t *testing.T) {
 	equal(t, "state after two faulted occurrences in a row", got.State, "Faulted")
 	equal(t, "next", got.Status.NextExecutionTime, time.Time{})
 	equal(t, "counters", [3]int{got.Status.ExecutionCount, got.Status.FailureCount, got.Status.FaultedCount}, [3]int{2, 2, 2})
+	e.quiet(time.Time{}) // nothing scheduled any more
 	e.clock.Set(t0.Add(10 * time.Minute))
-	tg.none(t, 100*time.Millisecond)
+	tg.noHit(t)
 	equal(t, "faulted executions", metricValue(t, e.reg, "scheduler_executions_total", "faulted"), 2.0)
 }
 
@@ -201,7 +202,8 @@ func TestMisfiredOccurrencesAreCoalesced(t *testing.T) {
 	got := e.job(j.ID)
 	equal(t, "status", got.Status, store.JobStatus{ExecutionCount: 1, LastExecutionTime: t0.Add(10*time.Minute + 30*time.Second),
 		NextExecutionTime: t0.Add(11 * time.Minute)})
-	tg.none(t, 50*time.Millisecond)
+	e.quiet(t0.Add(11*time.Minute - lookahead)) // the coalesced ones are not run one by one
+	tg.noHit(t)
 }
 
 func TestLateWithinThresholdCatchesUpEachOccurrence(t *testing.T) {
@@ -218,7 +220,8 @@ func TestLateWithinThresholdCatchesUpEachOccurrence(t *testing.T) {
 	}
 	sort.Strings(got) // attempts run in parallel
 	equal(t, "each occurrence runs", got, []string{"2026-06-01T09:00:00Z", "2026-06-01T09:01:00Z", "2026-06-01T09:02:00Z"})
-	tg.none(t, 50*time.Millisecond)
+	e.quiet(t0.Add(3*time.Minute - lookahead)) // the next is not due yet
+	tg.noHit(t)
 }
 
 func TestResumesClaimedExecutionsWithTheSameTag(t *testing.T) {
@@ -254,8 +257,8 @@ func TestResumesClaimedExecutionsWithTheSameTag(t *testing.T) {
 	equal(t, "resumed expected time", h.Header.Get("x-ms-scheduler-expected-execution-time"), "2026-06-01T08:59:00Z")
 	r := e.record()
 	equal(t, "resumed record", [2]any{r.History.ExecutionTag, r.History.RepeatCount}, [2]any{"tag-before-crash", 1})
-	e.settle()
-	tg.none(t, 50*time.Millisecond) // the retry is not due before t0+30s
+	e.quiet(t0.Add(30 * time.Second)) // the retry is not due before t0+30s
+	tg.noHit(t)
 	e.clock.Set(t0.Add(30 * time.Second))
 	h = tg.next(t)
 	equal(t, "retried tag", h.Header.Get("x-ms-execution-tag"), "tag-retrying")
@@ -282,8 +285,9 @@ func TestRunNowOnADisabledJob(t *testing.T) {
 	equal(t, "state", got.State, "Disabled")
 	equal(t, "status", got.Status, store.JobStatus{ExecutionCount: 1, LastExecutionTime: t0})
 	// Disabled: the schedule itself does not fire.
+	e.quiet(time.Time{})
 	e.clock.Set(t0.Add(5 * time.Minute))
-	tg.none(t, 100*time.Millisecond)
+	tg.noHit(t)
 
 	err := e.disp.RunNow(t.Context(), j.ID+100)
 	if !errors.Is(err, store.ErrNotFound) {
@@ -348,8 +352,9 @@ func TestCountCompletesTheJob(t *testing.T) {
 	got := e.job(j.ID)
 	equal(t, "state", got.State, "Completed")
 	equal(t, "status", got.Status, store.JobStatus{ExecutionCount: 2, LastExecutionTime: t0.Add(2 * time.Minute)})
+	e.quiet(time.Time{})
 	e.clock.Set(t0.Add(10 * time.Minute))
-	tg.none(t, 100*time.Millisecond)
+	tg.noHit(t)
 }
 
 func TestDisabledCollectionDoesNotFire(t *testing.T) {
@@ -359,7 +364,7 @@ func TestDisabledCollectionDoesNotFire(t *testing.T) {
 	props.Action = httpAction(tg.URL + "/coll")
 	j := e.putJob("j", props, "Enabled")
 	e.start()
-	setState := func(state string) {
+	setState := func(state string, next time.Time) {
 		t.Helper()
 		c := *e.coll
 		c.Properties.State = state
@@ -369,11 +374,11 @@ func TestDisabledCollectionDoesNotFire(t *testing.T) {
 		}
 		e.coll = stored
 		e.disp.CollectionChanged(stored.ID)
-		e.settle()
+		e.quiet(next)
 	}
-	setState("Suspended")
+	setState("Suspended", time.Time{})
 	e.clock.Set(t0.Add(90 * time.Second))
-	tg.none(t, 100*time.Millisecond)
+	tg.noHit(t)
 
 	// Enabling resumes from the next candidate after now (as the API computes it).
 	cur := e.job(j.ID)
@@ -381,8 +386,8 @@ func TestDisabledCollectionDoesNotFire(t *testing.T) {
 	if _, _, err := e.store.JobPut(t.Context(), store.JobPutParams{Job: *cur, ExpectVersion: cur.Version, Now: e.clock.Now()}); err != nil {
 		t.Fatal(err)
 	}
-	setState("Enabled")
-	tg.none(t, 50*time.Millisecond)
+	setState("Enabled", t0.Add(2*time.Minute-lookahead))
+	tg.noHit(t)
 	e.clock.Set(t0.Add(2 * time.Minute))
 	equal(t, "after enable", tg.next(t).Header.Get("x-ms-scheduler-expected-execution-time"), "2026-06-01T09:02:00Z")
 }
@@ -403,9 +408,9 @@ func TestJobChangedTakesTheNewDefinition(t *testing.T) {
 
 	// Disabling stops it.
 	e.putJob("j", props, "Disabled")
-	e.settle()
+	e.quiet(time.Time{})
 	e.clock.Set(t0.Add(5 * time.Minute))
-	tg.none(t, 100*time.Millisecond)
+	tg.noHit(t)
 }
 
 func TestSecretsAreOpenedOnlyForTheAttempt(t *testing.T) {
@@ -524,8 +529,8 @@ func TestClaimsAheadButStartsWhenDue(t *testing.T) {
 	equal(t, "claimed execution", [3]any{x.Scheduled, x.DueAt, x.ClaimedAt}, [3]any{t0.Add(time.Minute), t0.Add(time.Minute), t0.Add(time.Minute - 400*time.Millisecond)})
 	equal(t, "next advanced by the claim", e.job(j.ID).Status.NextExecutionTime, t0.Add(2*time.Minute))
 	equal(t, "last execution: when the attempt starts, not when it was claimed", e.job(j.ID).Status.LastExecutionTime, t0.Add(time.Minute))
-	e.settle()
-	tg.none(t, 50*time.Millisecond) // claimed, not yet due
+	e.quiet(t0.Add(time.Minute)) // claimed, held until due
+	tg.noHit(t)
 	e.clock.Set(t0.Add(time.Minute))
 	h := tg.next(t)
 	equal(t, "tag of the claimed execution", h.Header.Get("x-ms-execution-tag"), x.Tag)
@@ -550,7 +555,7 @@ func TestASlowAttemptHoldsBackOtherRecordsAtMostAQuarterSecond(t *testing.T) {
 		p.Action = httpAction(tg.URL + "/" + name)
 		e.putJob(name, p, store.JobStateEnabled)
 	}
-	e.settle()
+	e.quiet(t0.Add(time.Minute - lookahead))
 	e.clock.Advance(time.Minute)
 	got := map[string]bool{tg.next(t).Path: true, tg.next(t).Path: true}
 	equal(t, "requests", got, map[string]bool{"/slow": true, "/quick": true})
@@ -598,7 +603,11 @@ func TestAChangeCancelsAnOccurrenceClaimedAhead(t *testing.T) {
 		t.Fatal(err)
 	}
 	e.disp.JobChanged(j.ID)
-	e.settle()
+	if _, err := e.disp.TestSignals.Cancelled.Wait(wait, func(c dispatch.Cancelled) bool { return c.Tag == claimed.Tag }); err != nil {
+		t.Fatal(err)
+	}
+	e.disp.TestSignals.Quiet.Drain() // sent before the cancellation
+	e.quiet(t0.Add(time.Minute))     // claimed again, as changed, and held until due
 	e.clock.Set(t0.Add(time.Minute))
 	h := tg.next(t)
 	equal(t, "the occurrence, as changed", h.Path, "/new")

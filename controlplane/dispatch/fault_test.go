@@ -41,14 +41,16 @@ func TestFailedCommitsLoseNothing(t *testing.T) {
 	f.Fail("AttemptRecordMany", 2)
 
 	e.clock.Set(t0.Add(time.Minute))
-	tg.none(t, 100*time.Millisecond) // the claim failed: nothing runs unclaimed
-	e.clock.Advance(time.Second)     // the claim is tried again
+	e.quiet(t0.Add(time.Minute + time.Second)) // the claim failed: tried again in a second
+	tg.noHit(t)                                // nothing runs unclaimed
+	e.clock.Advance(time.Second)               // the claim is tried again
 	h := tg.next(t)
 	equal(t, "expected time", h.Header.Get("x-ms-scheduler-expected-execution-time"), "2026-06-01T09:01:00Z")
 	r := e.recordAdvancing(100 * time.Millisecond)
 	equal(t, "recorded tag", r.History.ExecutionTag, h.Header.Get("x-ms-execution-tag"))
 	equal(t, "record commits tried", f.Calls("AttemptRecordMany"), 3)
-	tg.none(t, 50*time.Millisecond) // the attempt itself was not repeated
+	e.quiet(t0.Add(2*time.Minute - lookahead))
+	tg.noHit(t) // the attempt itself was not repeated
 
 	equal(t, "history entries", len(e.history(j)), 1)
 	equal(t, "unfinished executions", len(e.unfinished()), 0)
@@ -112,7 +114,8 @@ func TestConcurrentAPIWriteWinsOverAClaim(t *testing.T) {
 	equal(t, "the API's version fired", h.Path, "/new")
 	equal(t, "expected time", h.Header.Get("x-ms-scheduler-expected-execution-time"), "2026-06-01T09:01:00Z")
 	e.record()
-	tg.none(t, 50*time.Millisecond)
+	e.quiet(t0.Add(2*time.Minute - lookahead))
+	tg.noHit(t)
 	if n := f.Calls("ExecutionClaimMany"); n != 2 {
 		t.Fatalf("claim commits = %d, want 2 (the first lost to the API write)", n)
 	}
@@ -132,9 +135,9 @@ func TestDeletedCollectionStopsItsJobs(t *testing.T) {
 		t.Fatal(err)
 	}
 	e.disp.CollectionChanged(e.coll.ID)
-	e.settle()
+	e.quiet(time.Time{})
 	e.clock.Set(t0.Add(5 * time.Minute))
-	tg.none(t, 100*time.Millisecond)
+	tg.noHit(t)
 	equal(t, "unfinished executions", len(e.unfinished()), 0)
 }
 
@@ -156,8 +159,8 @@ func TestResumedExecutionWhoseJobCannotBeReadIsTriedAgain(t *testing.T) {
 	}
 	f.Fail("JobGetByID", 1)
 	e.start()
-	e.settle()
-	tg.none(t, 50*time.Millisecond) // the read failed: tried again in a minute
+	e.quiet(t0.Add(time.Minute)) // the read failed: tried again in a minute
+	tg.noHit(t)
 	e.clock.Advance(time.Minute)
 	equal(t, "tag", tg.next(t).Header.Get("x-ms-execution-tag"), "left-over")
 	e.record()

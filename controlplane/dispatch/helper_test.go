@@ -25,6 +25,10 @@ import (
 // wait is how long a test waits for something that should happen promptly.
 const wait = 10 * time.Second
 
+// lookahead is the dispatcher's default Lookahead: an occurrence is claimed that long before it
+// is due, so the loop's timer is armed for then.
+const lookahead = dispatch.DefaultLookahead
+
 var t0 = time.Date(2026, 6, 1, 9, 0, 0, 0, time.UTC)
 
 func intp(i int) *int { return &i }
@@ -91,13 +95,14 @@ func (tg *target) next(t *testing.T) hit {
 	}
 }
 
-// none checks that no request arrives while the dispatcher settles.
-func (tg *target) none(t *testing.T, within time.Duration) {
+// noHit checks that no request has reached the target. Call it once the dispatcher signalled
+// that it passed the point where it decided (e.quiet): it does not wait.
+func (tg *target) noHit(t *testing.T) {
 	t.Helper()
 	select {
 	case h := <-tg.hits:
 		t.Fatalf("unexpected request %s %s", h.Method, h.Path)
-	case <-time.After(within):
+	default:
 	}
 }
 
@@ -154,6 +159,7 @@ func (e *env) start() {
 	if err != nil {
 		e.t.Fatal(err)
 	}
+	d.TestSignals.Init()
 	e.disp = d
 	ctx, cancel := context.WithCancel(context.Background())
 	e.cancel, e.done = cancel, make(chan error, 1)
@@ -198,16 +204,16 @@ func (e *env) record() store.AttemptRecord {
 	}
 }
 
-// settle waits until the loop is idle on its timer after a change (a timer was (re)armed).
-func (e *env) settle() {
+// quiet waits until the loop signals that it went to wait with nothing in flight and its next
+// wake-up at next (zero: nothing scheduled), and returns that signal. A test calls it after an
+// action whose outcome changes next, so that a signal sent before the action does not match.
+func (e *env) quiet(next time.Time) dispatch.Quiet {
 	e.t.Helper()
-	for {
-		select {
-		case <-e.clock.TimerCreated():
-		case <-time.After(50 * time.Millisecond):
-			return
-		}
+	q, err := e.disp.TestSignals.Quiet.Wait(wait, func(q dispatch.Quiet) bool { return q.Next.Equal(next) })
+	if err != nil {
+		e.t.Fatalf("waiting for the loop to be quiet with its next wake-up at %s: %v", next, err)
 	}
+	return q
 }
 
 // putJob stores a job the way the API does (next execution from the engine) and tells the

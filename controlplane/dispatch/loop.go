@@ -26,13 +26,12 @@ type eventKind int
 const (
 	evJobChanged eventKind = iota
 	evCollectionChanged
-	evClaimedElsewhere // a manual run claimed the job: take its new Version if nothing else changed
-	evClaimed          // the writer committed a batch of claims
-	evRecorded         // the writer committed a batch of records
-	evReschedule       // a worker could not start an attempt: run it at exec.DueAt
-	evExecutionClaimed // another replica claimed an execution (a manual run): run it
-	evTaken            // the executor took executions
-	evLost             // the executor lost executions (rescued after its lease ran out)
+	evManualClaimed // a manual run claimed the job: take its new Version if nothing else changed
+	evClaimed       // the writer committed a batch of claims
+	evRecorded      // the writer committed a batch of records
+	evReschedule    // a worker could not start an attempt: run it at exec.DueAt
+	evTaken         // the executor took executions
+	evLost          // the executor lost executions (rescued after its lease ran out)
 )
 
 type event struct {
@@ -155,7 +154,6 @@ type loop struct {
 	heap    timeHeap
 	seq     uint64
 	resumed int
-	loaded  map[int64]bool // executions loaded at start (an evExecutionClaimed of one is not run twice)
 	// targets interns the entries' targets, counting the entries that use each.
 	targets map[string]*sharedTarget
 	// parked holds, by target, due entries not claimed for want of capacity (in due order;
@@ -178,7 +176,7 @@ type loop struct {
 
 func newLoop(d *Dispatcher) *loop {
 	return &loop{d: d, entries: map[int64]*entry{}, rules: ruleCache{}, targets: map[string]*sharedTarget{},
-		parked: map[string][]*entry{}, claimingDue: map[string]int{}, ahead: map[int64][]*item{}, loaded: map[int64]bool{},
+		parked: map[string][]*entry{}, claimingDue: map[string]int{}, ahead: map[int64][]*item{},
 		held: map[int64]*item{}}
 }
 
@@ -247,7 +245,6 @@ func (l *loop) load(ctx context.Context) error {
 		for _, x := range execs {
 			after = x.ID
 			l.pushExec(x, nil, "", "")
-			l.loaded[x.ID] = true
 			l.resumed++
 		}
 		if len(execs) < DefaultLoadPage {
@@ -536,6 +533,7 @@ func (l *loop) run(ctx context.Context) {
 		} else {
 			timer.Stop()
 		}
+		l.signalQuiet(now)
 		select {
 		case <-ctx.Done():
 			return
@@ -543,6 +541,25 @@ func (l *loop) run(ctx context.Context) {
 		case <-l.d.inbox.wake:
 		}
 	}
+}
+
+// signalQuiet sends TestSignals.Quiet when nothing is in flight (tests only).
+func (l *loop) signalQuiet(now time.Time) {
+	d := l.d
+	if !d.TestSignals.Quiet.Enabled() {
+		return
+	}
+	// Under the inbox's lock: an event posted after the check comes after the signal.
+	d.inbox.mu.Lock()
+	defer d.inbox.mu.Unlock()
+	if len(d.inbox.events) > 0 || d.pendingClaims.Load() > 0 || d.pendingRecords.Load() > 0 || d.tasks.busy() {
+		return
+	}
+	q := Quiet{Now: now}
+	if len(l.heap) > 0 {
+		q.Next = l.heap[0].at
+	}
+	d.TestSignals.Quiet.Signal(q)
 }
 
 // capacity is what a loop turn may claim: claims are sized to the free capacity of the workers
@@ -610,6 +627,7 @@ func (c *capacity) admit(e *entry, now time.Time) bool {
 
 // park keeps a due entry that cannot be claimed yet.
 func (l *loop) park(e *entry) {
+	l.d.TestSignals.Parked.Signal(Parked{JobID: e.id, Due: e.next})
 	e.parked = true
 	l.parked[e.target] = append(l.parked[e.target], e)
 	l.parkedN++
@@ -779,11 +797,14 @@ func (l *loop) lost(ev event) {
 func (l *loop) cancel(ctx context.Context, x *store.Execution) {
 	l.d.log.Info("claimed occurrence cancelled: its job changed", "job_id", x.JobID, "execution_tag", x.Tag,
 		"expected_execution_time", x.Scheduled)
+	l.d.TestSignals.Cancelled.Signal(Cancelled{JobID: x.JobID, Tag: x.Tag})
 	r := &recordOp{exec: *x, rec: store.AttemptRecord{ExecutionID: x.ID, JobID: x.JobID, Finished: true, Cancelled: true,
 		Owner: l.d.recordOwner()}}
+	l.d.pendingRecords.Add(1)
 	select {
 	case l.d.ops <- op{record: r}:
 	case <-ctx.Done():
+		l.d.pendingRecords.Add(-1)
 	}
 }
 
@@ -794,8 +815,6 @@ func (l *loop) handle(ctx context.Context, ev event) {
 			l.cancelAhead(ctx, ev.id)
 		case evCollectionChanged:
 			l.cancelAheadOfCollection(ctx, ev.id)
-		case evExecutionClaimed:
-			l.d.Wake()
 		case evRecorded:
 			l.recorded(ev)
 		case evReschedule:
@@ -816,7 +835,7 @@ func (l *loop) handle(ctx context.Context, ev event) {
 		l.reload(ctx, ev.id)
 	case evCollectionChanged:
 		l.reloadCollection(ctx, ev.id)
-	case evClaimedElsewhere:
+	case evManualClaimed:
 		if e := l.entries[ev.id]; e != nil && e.version == ev.prev {
 			e.version, e.execCount = ev.version, ev.count
 		}
@@ -826,8 +845,6 @@ func (l *loop) handle(ctx context.Context, ev event) {
 		l.recorded(ev)
 	case evReschedule:
 		l.pushExec(ev.exec, nil, "", "")
-	case evExecutionClaimed:
-		l.claimedElsewhere(ctx, ev.id)
 	}
 }
 
@@ -896,6 +913,7 @@ func (l *loop) claimed(ctx context.Context, ev event) {
 }
 
 func (l *loop) recorded(ev event) {
+	l.d.pendingRecords.Add(-int64(len(ev.records)))
 	for i, r := range ev.records {
 		res := ev.recordResults[i]
 		if res.Gone {
@@ -1009,25 +1027,4 @@ func (c ruleCache) release(key string) {
 			delete(c, key)
 		}
 	}
-}
-
-// claimedElsewhere runs an execution another replica claimed, unless it was loaded at start or
-// is finished already.
-func (l *loop) claimedElsewhere(ctx context.Context, id int64) {
-	if l.loaded[id] {
-		return
-	}
-	l.loaded[id] = true
-	xs, err := l.d.store.ExecutionListUnfinished(ctx, store.ExecutionListUnfinishedParams{AfterID: id - 1, Limit: 1})
-	if err != nil {
-		l.d.log.Error("loading an execution claimed elsewhere", "execution_id", id, "error", err.Error())
-		return
-	}
-	if len(xs) == 0 || xs[0].ID != id {
-		return
-	}
-	if l.d.cfg.Role != RoleScheduler { // the leader's scheduler only learns its job's new version
-		l.pushExec(xs[0], nil, "", "")
-	}
-	l.reload(ctx, xs[0].JobID)
 }

@@ -73,7 +73,9 @@ func TestAHangingTargetDoesNotDelayTheOthers(t *testing.T) {
 
 	// The recurring job's occurrences fall due at 09:02, 09:03, 09:04: none is claimed.
 	e.clock.Set(due.Add(3*time.Minute + 30*time.Second))
-	e.settle()
+	if _, err := e.disp.TestSignals.Parked.Wait(wait, func(p dispatch.Parked) bool { return p.JobID == recurring.ID }); err != nil {
+		t.Fatal(err) // the loop left it unclaimed for want of capacity
+	}
 	j := e.job(recurring.ID)
 	equal(t, "recurring job while its target is saturated", [2]any{j.Status.ExecutionCount, j.Status.NextExecutionTime},
 		[2]any{0, due.Add(time.Minute)})

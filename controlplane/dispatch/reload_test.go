@@ -72,7 +72,7 @@ func TestChangedJobsAreReloadedInBatches(t *testing.T) {
 		e.putJob(fmt.Sprintf("job-%03d", i), job(i), "Enabled")
 	}
 	close(counter.gate) // the loop takes the 300 changes in its next turn
-	e.settle()
+	e.quiet(due.Add(-lookahead))
 	e.clock.Set(due)
 	seen := map[string]bool{}
 	for range jobs + 1 {

@@ -215,9 +215,11 @@ func (d *Dispatcher) worker(attemptCtx context.Context) {
 		}
 		from := t.target // its lane (work may move the task to another)
 		if r, ok := d.work(attemptCtx, t); ok {
+			d.pendingRecords.Add(1)
 			select {
 			case d.ops <- op{record: r}:
 			case <-attemptCtx.Done():
+				d.pendingRecords.Add(-1)
 			}
 		}
 		d.tasks.done(from) // after its record is queued: when the queue is idle, every record is in

@@ -231,6 +231,7 @@ func (d *Dispatcher) commitRecords(ctx context.Context, batch []*recordOp) []*re
 			if r.tries < maxRecordTries {
 				retry = append(retry, r)
 			} else {
+				d.pendingRecords.Add(-1)
 				d.log.Error("giving up recording an attempt: its execution runs again on the next start (with replicas: once its lease ends)",
 					"job_id", r.rec.JobID, "execution_tag", r.exec.Tag, "error", err.Error())
 				if d.cfg.Role == RoleExecutor {

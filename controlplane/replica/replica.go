@@ -453,10 +453,6 @@ func (r *Replica) changed(c store.Change) {
 			d.CollectionChanged(c.ID)
 		}
 		r.exec.CollectionChanged(c.ID)
-	case store.ChangeExecution:
-		if d != nil {
-			d.ExecutionClaimed(c.ID)
-		}
 	}
 }
 

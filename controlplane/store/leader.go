@@ -41,11 +41,10 @@ type Leadership interface {
 	LeaderResign(ctx context.Context, params LeaderResignParams) error
 }
 
-// Change is a notification that a job or a collection changed, that an execution was claimed
-// outside the leader (a manual run through another replica), or that executions wait to be taken
-// (claimed or rescued by the leader: every replica's executor takes its share).
+// Change is a notification that a job or a collection changed, or that executions wait to be
+// taken (claimed or rescued by the leader: every replica's executor takes its share).
 type Change struct {
-	Kind   string // ChangeJob, ChangeCollection, ChangeExecution, ChangeTakeable
+	Kind   string // ChangeJob, ChangeCollection, ChangeTakeable
 	ID     int64
 	Origin string // the replica that made the change (its own notifications are not news to it)
 }
@@ -54,7 +53,6 @@ type Change struct {
 const (
 	ChangeJob        = "job"
 	ChangeCollection = "collection"
-	ChangeExecution  = "execution"
 	ChangeTakeable   = "takeable"
 )
 
