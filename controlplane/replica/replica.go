@@ -39,6 +39,7 @@ import (
 	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/dispatch"
 	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/store"
 	"github.com/schedulerhq/terraform-provider-scheduler/internal/clock"
+	"github.com/schedulerhq/terraform-provider-scheduler/internal/testsignal"
 )
 
 // DefaultTTL is how long a leadership lasts without renewal.
@@ -49,9 +50,15 @@ type Config struct {
 	Store store.Driver
 	// ID names this replica (default: hostname, process id and a random suffix). Two live
 	// replicas must never share one.
-	ID         string
-	TTL        time.Duration // the leadership's lease (DefaultTTL)
-	Clock      clock.Clock   // for manual runs' times (clock.Real)
+	ID  string
+	TTL time.Duration // the leadership's lease (DefaultTTL)
+	// Clock times the election (renewals, the step-down margin) and is the dispatchers' clock
+	// unless Dispatch.Clock is set (clock.Real).
+	Clock clock.Clock
+	// LeaseClock, when set, is the clock the leadership's expiry is computed from
+	// (store.LeaderElectParams.Now); nil: the database's, which the replicas share. Tests that
+	// move a fake Clock set it to the same one, so that failover runs on the fake clock.
+	LeaseClock clock.Clock
 	Logger     *slog.Logger
 	Registerer prometheus.Registerer // scheduler_leader, scheduler_replica_info and the executor's
 	// Dispatch configures the replica's dispatchers (Store, Secrets, workers...; its Lease and
@@ -74,10 +81,31 @@ type Replica struct {
 	reg *prometheus.Registry // the metrics of the current (or last) scheduler
 
 	listening atomic.Bool
-	stale     chan struct{}
-	resync    chan struct{}
-	changes   chan store.Change
-	takeable  chan struct{} // a ChangeTakeable to notify (one pending is enough)
+
+	// TestSignals are the replica's decision points, for tests (inert unless initialised).
+	TestSignals TestSignals
+	stale       chan struct{}
+	resync      chan struct{}
+	changes     chan store.Change
+	takeable    chan struct{} // a ChangeTakeable to notify (one pending is enough)
+}
+
+// TestSignals are the signals a replica sends to tests that initialise them (Init) before Run.
+type TestSignals struct {
+	// Elected is sent after each round of the election, when the replica goes to wait for the
+	// next one.
+	Elected testsignal.Signal[Elected]
+}
+
+// Init enables every signal.
+func (s *TestSignals) Init() { s.Elected.Init() }
+
+// Elected is one round of the election: when it started (Clock), whether the replica leads
+// after it, and how long it waits before the next round.
+type Elected struct {
+	At      time.Time
+	Leading bool
+	Wait    time.Duration
 }
 
 // DefaultID is a replica ID unique to this process.
@@ -299,9 +327,14 @@ func (r *Replica) elect(ctx context.Context) error {
 			default:
 			}
 		}
-		start := time.Now()
+		start := r.cfg.Clock.Now()
+		params := store.LeaderElectParams{Replica: r.cfg.ID, TTL: r.cfg.TTL}
+		if r.cfg.LeaseClock != nil {
+			params.Now = r.cfg.LeaseClock.Now()
+		}
+		// The call's own deadline is the wall clock's: it bounds a round trip to the database.
 		ectx, cancel := context.WithTimeout(ctx, renew)
-		l, err := r.cfg.Store.LeaderElect(ectx, store.LeaderElectParams{Replica: r.cfg.ID, TTL: r.cfg.TTL})
+		l, err := r.cfg.Store.LeaderElect(ectx, params)
 		cancel()
 		switch {
 		case ctx.Err() != nil:
@@ -320,19 +353,20 @@ func (r *Replica) elect(ctx context.Context) error {
 		default:
 			stop("another replica leads: " + l.Replica)
 		}
-		if cur != nil && !time.Now().Before(deadline.Add(-margin)) {
+		if cur != nil && !r.cfg.Clock.Now().Before(deadline.Add(-margin)) {
 			stop("the leadership could not be renewed in time")
 		}
 		wait := renew
 		if cur != nil {
-			wait = min(wait, time.Until(deadline.Add(-margin)))
+			wait = min(wait, deadline.Add(-margin).Sub(r.cfg.Clock.Now()))
 		}
-		t := time.NewTimer(max(wait, time.Millisecond))
+		r.TestSignals.Elected.Signal(Elected{At: start, Leading: cur != nil, Wait: max(wait, time.Millisecond)})
+		t := r.cfg.Clock.NewTimer(max(wait, time.Millisecond))
 		select {
 		case <-ctx.Done():
 			t.Stop()
 			return nil
-		case <-t.C:
+		case <-t.C():
 		case <-r.stale:
 			t.Stop()
 			stop("the store refused this term")
