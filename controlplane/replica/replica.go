@@ -141,9 +141,6 @@ func New(cfg Config) (*Replica, error) {
 	}
 	r := &Replica{
 		cfg: cfg, log: cfg.Logger.With("replica", cfg.ID),
-		leader: prometheus.NewGauge(prometheus.GaugeOpts{
-			Name: "scheduler_leader", Help: "1 on the replica that leads (computes the schedule, claims occurrences, purges), 0 elsewhere.",
-		}),
 		stale: make(chan struct{}, 1), resync: make(chan struct{}, 1), changes: make(chan store.Change, 4096),
 		takeable: make(chan struct{}, 1),
 	}
@@ -163,15 +160,8 @@ func New(cfg Config) (*Replica, error) {
 		return nil, fmt.Errorf("replica: executor: %w", err)
 	}
 	r.exec = exec
-	info := prometheus.NewGauge(prometheus.GaugeOpts{
-		Name: "scheduler_replica_info", Help: "This replica's id (label replica); always 1.",
-		ConstLabels: prometheus.Labels{"replica": cfg.ID},
-	})
-	info.Set(1)
-	for _, c := range []prometheus.Collector{r.leader, info} {
-		if err := cfg.Registerer.Register(c); err != nil {
-			return nil, fmt.Errorf("replica: metrics: %w", err)
-		}
+	if r.leader, err = Gauges(cfg.Registerer, cfg.ID); err != nil {
+		return nil, fmt.Errorf("replica: %w", err)
 	}
 	return r, nil
 }

@@ -369,12 +369,11 @@ func serve(ctx context.Context, cfg *serveConfig, log *slog.Logger) error {
 			return fmt.Errorf("dispatcher: %w", err)
 		}
 		// One process on its SQLite file is the only replica there is, and leads.
-		leader := prometheus.NewGauge(prometheus.GaugeOpts{Name: "scheduler_leader", Help: "1 on the replica that leads (computes the schedule, claims occurrences, purges), 0 elsewhere."})
+		leader, err := replica.Gauges(reg, "sqlite")
+		if err != nil {
+			return err
+		}
 		leader.Set(1)
-		info := prometheus.NewGauge(prometheus.GaugeOpts{Name: "scheduler_replica_info", Help: "This replica's id (label replica); always 1.",
-			ConstLabels: prometheus.Labels{"replica": "sqlite"}})
-		info.Set(1)
-		reg.MustRegister(leader, info)
 		disp, runDisp = d, d.Run
 	}
 	handler, err := api.New(api.Config{
