@@ -1,0 +1,207 @@
+package dispatch
+
+import (
+	"context"
+	"math"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/store"
+	"github.com/schedulerhq/terraform-provider-scheduler/internal/jobstate"
+)
+
+// capacity is what a loop turn may claim: claims are sized to the free capacity of the workers
+// (Workers plus one batch of claims, less the attempts under way or waiting for a worker) and of
+// each target (TargetConcurrency plus one batch, less its attempts queued or under way), so
+// that a backlog waits in the store, unclaimed, where misfire coalescing finds it. An
+// occurrence due now takes one unit of both; one claimed ahead takes none (the burst of
+// occurrences due together is claimed ahead in full) but is not claimed while there is no
+// capacity left.
+type capacity struct {
+	l       *loop
+	free    int
+	targets map[string]int
+}
+
+// capacity is the room of this turn. While a backlog waits (entries parked), room is handed out
+// only once a refill's worth is free (half a batch, for the workers and for a target): claiming each slot as it frees
+// made a claim transaction per attempt or two in a burst (16 times the transactions of whole
+// batches; BenchmarkFires lost a fifth of its fires/s). The queue still holds a batch beyond the workers, so
+// they do not wait for the refill.
+func (l *loop) capacity() *capacity {
+	cfg := l.d.cfg
+	if cfg.Role == RoleScheduler {
+		// The executors size what they take to their workers; the leader claims what falls due
+		// (a target's claims in the writer bounded as below).
+		return &capacity{l: l, free: math.MaxInt32}
+	}
+	free := cfg.Workers + cfg.BatchSize - l.d.tasks.workerLoad() - l.claimingDueAll
+	if l.parkedN > 0 && free < l.refill() {
+		free = 0
+	}
+	return &capacity{l: l, free: free}
+}
+
+// refill is the capacity a backlog waits for before more of it is claimed.
+func (l *loop) refill() int { return max(1, l.d.cfg.BatchSize/2) }
+
+// admit says whether e's occurrence may be claimed now, and takes its capacity.
+func (c *capacity) admit(e *entry, now time.Time) bool {
+	if c.free <= 0 {
+		return false
+	}
+	if c.targets == nil {
+		c.targets = map[string]int{}
+	}
+	tf, ok := c.targets[e.target]
+	if !ok {
+		cfg := c.l.d.cfg
+		tf = cfg.TargetConcurrency + cfg.BatchSize - c.l.d.tasks.laneLoad(e.target) - c.l.claimingDue[e.target]
+		if len(c.l.parked[e.target]) > 0 && tf < c.l.refill() {
+			tf = 0 // a backlog of this target waits for a refill
+		}
+	}
+	if tf <= 0 {
+		c.targets[e.target] = tf
+		return false
+	}
+	if !e.next.After(now) {
+		c.free--
+		tf--
+	}
+	c.targets[e.target] = tf
+	return true
+}
+
+// park keeps a due entry that cannot be claimed yet.
+func (l *loop) park(e *entry) {
+	l.d.TestSignals.Parked.Signal(Parked{JobID: e.id, Due: e.next})
+	e.parked = true
+	l.parked[e.target] = append(l.parked[e.target], e)
+	l.parkedN++
+}
+
+// unpark claims the parked entries that capacity now admits, oldest first in each target.
+func (l *loop) unpark(now time.Time, room *capacity, claims []*claimOp) []*claimOp {
+	for t, es := range l.parked {
+		if room.free <= 0 {
+			break
+		}
+		i := 0
+		for ; i < len(es); i++ {
+			e := es[i]
+			if !e.parked || l.entries[e.id] != e {
+				continue // changed or dropped since
+			}
+			if !room.admit(e, now) {
+				break
+			}
+			e.parked = false
+			claims = append(claims, l.claim(e, now))
+		}
+		l.parkedN -= i
+		if i == len(es) {
+			delete(l.parked, t)
+		} else {
+			clear(es[:i])
+			l.parked[t] = es[i:]
+		}
+	}
+	return claims
+}
+
+// claim builds the claim of e's due occurrence, coalescing misfired ones.
+func (l *loop) claim(e *entry, now time.Time) *claimOp {
+	c := jobstate.Claim(e.rule, e.next, e.execCount, now, l.d.cfg.MisfireThreshold)
+	scheduled, missed, next := c.Scheduled, c.Missed, c.Next
+	e.claiming = true
+	// The attempt's definition, decoded once here. The leader's scheduler runs no attempt (an
+	// executor takes the execution and loads its job): it keeps the job's collection, which its
+	// cancellations need, and decodes nothing in a burst of claims.
+	var job *store.Job
+	if l.d.cfg.Role == RoleScheduler {
+		job = &store.Job{ID: e.id, CollectionID: e.collectionID, Version: e.version}
+	} else {
+		job = l.job(e)
+	}
+	return &claimOp{
+		entry:  e,
+		job:    job,
+		def:    e.def,
+		target: e.target,
+		due:    !scheduled.After(now),
+		claim: store.ExecutionClaim{
+			Execution: store.Execution{
+				JobID: e.id, Tag: uuid.NewString(), Scheduled: scheduled, Missed: missed, Phase: store.ActionMain,
+				DueAt: scheduled, ClaimedAt: now,
+			},
+			ExpectVersion:     e.version,
+			NextExecutionTime: next,
+		},
+	}
+}
+
+func (l *loop) claimed(ctx context.Context, ev event) {
+	for i, c := range ev.claims {
+		l.d.pendingClaims.Add(-1)
+		if c.due {
+			if l.claimingDue[c.target]--; l.claimingDue[c.target] <= 0 {
+				delete(l.claimingDue, c.target)
+			}
+			l.claimingDueAll--
+		}
+		e := c.entry
+		e.claiming = false
+		if ev.claimErr != nil {
+			// Nothing was committed: try again a little later.
+			if l.entries[e.id] == e {
+				e.item = l.push(l.d.clock.Now().Add(time.Second), e, nil)
+			}
+			continue
+		}
+		res := ev.claimResults[i]
+		if res.Err != nil {
+			// The job changed under us (an API write, a manual run) or is gone: reload it.
+			if l.entries[e.id] == e {
+				l.reload(ctx, e.id)
+			}
+			continue
+		}
+		x := res.Execution
+		switch {
+		case l.entries[e.id] != e:
+			// Dropped while the claim was being committed (deleted, or it cannot fire any more):
+			// the change wins.
+			l.cancel(ctx, x)
+			continue
+		case x.DueAt.After(l.d.clock.Now()):
+			// Claimed ahead: the attempt starts when due, unless a change cancels it first.
+			it := l.pushExec(x, c.job, c.def, c.target)
+			it.ahead = true
+			l.ahead[x.JobID] = append(l.ahead[x.JobID], it)
+		default:
+			if l.d.cfg.Role != RoleScheduler { // else an executor takes it
+				l.d.tasks.push(task{exec: *x, job: c.job, target: c.target})
+			}
+			e.started = max(e.started, x.Scheduled.UnixNano())
+		}
+		e.version, e.execCount, e.next = res.Version, x.RepeatCount, c.claim.NextExecutionTime
+		switch {
+		case e.dirty:
+			e.dirty = false
+			if e.changed { // the job changed while the claim was being committed: the change wins
+				e.changed = false
+				l.cancelAhead(ctx, e.id)
+			}
+			l.reload(ctx, e.id)
+			if l.entries[e.id] == nil { // it cannot fire any more (its collection disabled...)
+				l.cancelAhead(ctx, e.id)
+			}
+		case e.next.IsZero():
+			l.drop(e.id) // nothing left: it completes when its execution ends
+		default:
+			e.item = l.push(e.next.Add(-l.d.cfg.Lookahead), e, nil)
+		}
+	}
+}

@@ -1,0 +1,350 @@
+package dispatch
+
+import (
+	"container/heap"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/store"
+	"github.com/schedulerhq/terraform-provider-scheduler/internal/jobstate"
+	"github.com/schedulerhq/terraform-provider-scheduler/internal/recurrence"
+	"github.com/schedulerhq/terraform-provider-scheduler/internal/wire"
+)
+
+// load reads the schedulable jobs and the unfinished executions, page by page. An executor loads
+// nothing (it takes executions from the store); the leader's scheduler loads no execution (the
+// executors take them, the rescuer re-queues those of a dead owner).
+func (l *loop) load(ctx context.Context) error {
+	if l.d.cfg.Role == RoleExecutor {
+		return nil
+	}
+	var after int64
+	for {
+		jobs, err := l.d.store.JobListSchedulable(ctx, store.JobListSchedulableParams{AfterID: after, Limit: DefaultLoadPage})
+		if err != nil {
+			return err
+		}
+		for _, j := range jobs {
+			l.put(j)
+			after = j.ID
+		}
+		if len(jobs) < DefaultLoadPage {
+			break
+		}
+	}
+	if l.d.cfg.Role == RoleScheduler {
+		return nil
+	}
+	after = 0
+	for {
+		execs, err := l.d.store.ExecutionListUnfinished(ctx, store.ExecutionListUnfinishedParams{AfterID: after, Limit: DefaultLoadPage})
+		if err != nil {
+			return err
+		}
+		for _, x := range execs {
+			after = x.ID
+			l.pushExec(x, nil, "", "")
+			l.resumed++
+		}
+		if len(execs) < DefaultLoadPage {
+			break
+		}
+	}
+	return nil
+}
+
+// put adds or replaces the entry of a job as loaded from the store; a job that cannot fire is
+// dropped.
+func (l *loop) put(j *store.Job) {
+	old := l.entries[j.ID]
+	if !jobstate.Schedulable(j.State, j.CollectionState, j.Status.NextExecutionTime) {
+		l.drop(j.ID)
+		return
+	}
+	key := scheduleKey(j)
+	var rule *recurrence.Rule
+	if old != nil && old.ruleKey == key {
+		rule, key = old.rule, old.ruleKey // the schedule did not change
+	} else {
+		r, k, err := l.rules.acquire(key, j)
+		if err != nil {
+			l.d.log.Error("job has an invalid schedule: not scheduled", "job_id", j.ID, "job", j.Key.Name, "error", err.Error())
+			l.drop(j.ID)
+			return
+		}
+		l.drop(j.ID)
+		rule, key = r, k
+	}
+	if old != nil && old.item != nil {
+		heap.Remove(&l.heap, old.item.index)
+		old.item = nil
+	}
+	def, err := encodeDefinition(j)
+	if err != nil {
+		l.d.log.Error("job cannot be kept: not scheduled", "job_id", j.ID, "job", j.Key.Name, "error", err.Error())
+		l.drop(j.ID)
+		return
+	}
+	next := jobstate.StoredInstant(rule, j.Status.NextExecutionTime)
+	var started int64
+	if old != nil {
+		old.parked = false
+		started = old.started
+		var startedAt time.Time
+		if started != 0 {
+			startedAt = time.Unix(0, started)
+		}
+		n, ok := jobstate.ResumeAfter(rule, next, startedAt)
+		if !ok {
+			if l.entries[j.ID] != nil {
+				l.drop(j.ID)
+			} else {
+				l.rules.release(key)
+			}
+			return
+		}
+		next = n
+	}
+	e := &entry{id: j.ID, collectionID: j.CollectionID, def: def, rule: rule, ruleKey: key,
+		next: next, version: j.Version, execCount: j.Status.ExecutionCount, started: started,
+		target: l.intern(l.d.target(j.Properties, store.ActionMain))}
+	if cur := l.entries[j.ID]; cur != nil {
+		l.releaseTarget(cur.target)
+	}
+	e.item = l.push(e.next.Add(-l.d.cfg.Lookahead), e, nil)
+	l.entries[j.ID] = e
+}
+
+// prefetch reads, in one JobGetMany, the jobs that the changes among evs make the loop reload:
+// after a burst of API writes (60,000 job PUTs, through any replica) the loop would otherwise
+// read them one round trip each, and still be reading when they fall due. The jobs are read
+// after every event of evs was posted, so each read is at least as new as the change it answers,
+// as a JobGetByID in reload would be. A single change, or a failed read, leaves reload to read.
+func (l *loop) prefetch(ctx context.Context, evs []event) {
+	if l.d.cfg.Role == RoleExecutor {
+		return
+	}
+	var ids []int64
+	for _, ev := range evs {
+		if ev.kind != evJobChanged {
+			continue
+		}
+		if e := l.entries[ev.id]; e != nil && e.claiming {
+			continue // reloaded when its claim is answered
+		}
+		ids = append(ids, ev.id)
+	}
+	if len(ids) < 2 {
+		return
+	}
+	fetched := make(map[int64]*store.Job, len(ids))
+	for len(ids) > 0 {
+		n := min(len(ids), DefaultLoadPage)
+		jobs, err := l.d.store.JobGetMany(ctx, store.JobGetManyParams{IDs: ids[:n]})
+		if err != nil {
+			l.d.log.Error("reloading changed jobs", "jobs", n, "error", err.Error())
+			return
+		}
+		for _, id := range ids[:n] {
+			fetched[id] = nil // not found, unless read below
+		}
+		for _, j := range jobs {
+			fetched[j.ID] = j
+		}
+		ids = ids[n:]
+	}
+	l.fetched = fetched
+}
+
+// reload re-reads one job (or takes it from the jobs prefetched for this turn's events).
+func (l *loop) reload(ctx context.Context, id int64) {
+	if e := l.entries[id]; e != nil && e.claiming {
+		e.dirty = true
+		return
+	}
+	if j, ok := l.fetched[id]; ok {
+		if j == nil {
+			l.drop(id)
+			return
+		}
+		l.put(j)
+		return
+	}
+	j, err := l.d.store.JobGetByID(ctx, store.JobGetByIDParams{ID: id})
+	if errors.Is(err, store.ErrNotFound) {
+		l.drop(id)
+		return
+	}
+	if err != nil {
+		l.d.log.Error("reloading a job", "job_id", id, "error", err.Error())
+		return
+	}
+	l.put(j)
+}
+
+type sharedTarget struct {
+	key  string
+	refs int
+}
+
+// intern returns the loop's copy of a target, counted until releaseTarget.
+func (l *loop) intern(t string) string {
+	if c := l.targets[t]; c != nil {
+		c.refs++
+		return c.key
+	}
+	l.targets[t] = &sharedTarget{key: t, refs: 1}
+	return t
+}
+
+func (l *loop) releaseTarget(t string) {
+	if c := l.targets[t]; c != nil {
+		if c.refs--; c.refs <= 0 {
+			delete(l.targets, t)
+		}
+	}
+}
+
+// drop forgets a job: out of the heap, its rule released.
+func (l *loop) drop(id int64) {
+	if e := l.entries[id]; e != nil {
+		if e.item != nil {
+			heap.Remove(&l.heap, e.item.index)
+			e.item = nil
+		}
+		e.parked = false
+		l.rules.release(e.ruleKey)
+		l.releaseTarget(e.target)
+		delete(l.entries, id)
+	}
+}
+
+// reloadCollection drops every job of a collection and loads back the ones that can fire; the
+// occurrences claimed ahead of the others (the collection disabled, suspended or deleted) are
+// cancelled.
+func (l *loop) reloadCollection(ctx context.Context, id int64) {
+	defer func() {
+		for jid, list := range l.ahead {
+			if e := l.entries[jid]; e != nil && e.collectionID == id {
+				continue // still schedulable
+			}
+			if len(list) > 0 && list[0].job != nil && list[0].job.CollectionID == id {
+				l.cancelAhead(ctx, jid)
+			}
+		}
+	}()
+	for jid, e := range l.entries {
+		if e.collectionID == id {
+			if e.claiming {
+				e.dirty = true
+				continue
+			}
+			l.drop(jid)
+		}
+	}
+	var after int64
+	for {
+		jobs, err := l.d.store.JobListSchedulable(ctx, store.JobListSchedulableParams{CollectionID: id, AfterID: after, Limit: DefaultLoadPage})
+		if err != nil {
+			l.d.log.Error("reloading a collection", "collection_id", id, "error", err.Error())
+			return
+		}
+		for _, j := range jobs {
+			after = j.ID
+			if e := l.entries[j.ID]; e != nil && e.claiming {
+				continue
+			}
+			l.put(j)
+		}
+		if len(jobs) < DefaultLoadPage {
+			return
+		}
+	}
+}
+
+// definition is what an entry keeps of a job for its attempts.
+type definition struct {
+	Subscription  string             `json:"s"`
+	ResourceGroup string             `json:"g"`
+	Collection    string             `json:"c"`
+	Name          string             `json:"n"`
+	Properties    wire.JobProperties `json:"p"`
+}
+
+// encodeDefinition encodes what an attempt needs of j (its recurrence is in the entry's rule).
+func encodeDefinition(j *store.Job) (string, error) {
+	d := definition{Subscription: j.Key.Subscription, ResourceGroup: j.Key.ResourceGroup, Collection: j.Key.CollectionKey.Name,
+		Name: j.Key.Name, Properties: j.Properties}
+	d.Properties.Recurrence = nil
+	b, err := json.Marshal(d)
+	if err != nil {
+		return "", fmt.Errorf("encode job %d: %w", j.ID, err)
+	}
+	return string(b), nil
+}
+
+// job decodes an entry's job for an attempt; nil when it cannot (the worker then loads it).
+func (l *loop) job(e *entry) *store.Job {
+	var d definition
+	if err := json.Unmarshal([]byte(e.def), &d); err != nil {
+		l.d.log.Error("decoding a job: loading it from the store instead", "job_id", e.id, "error", err.Error())
+		return nil
+	}
+	return &store.Job{
+		ID: e.id, CollectionID: e.collectionID, Properties: d.Properties, Version: e.version,
+		Key: store.JobKey{
+			CollectionKey: store.CollectionKey{Subscription: d.Subscription, ResourceGroup: d.ResourceGroup, Name: d.Collection},
+			Name:          d.Name,
+		},
+		State: store.JobStateEnabled, CollectionState: store.CollectionStateEnabled,
+	}
+}
+
+// scheduleKey identifies what a job's rule is compiled from: startTime and recurrence, and the
+// creation time when there is no startTime (it is then the anchor).
+func scheduleKey(j *store.Job) string {
+	rec, err := json.Marshal(j.Properties.Recurrence)
+	if err != nil {
+		rec = []byte(fmt.Sprintf("%p", j)) // never shared
+	}
+	k := j.Properties.StartTime + "\x00" + string(rec)
+	if j.Properties.StartTime == "" {
+		k += "\x00" + j.CreatedAt.UTC().Format(time.RFC3339Nano)
+	}
+	return k
+}
+
+// ruleCache shares compiled rules between jobs with the same schedule (often most of them:
+// compiled rules are the largest part of a job's memory), counting the jobs that use each.
+type ruleCache map[string]*sharedRule
+
+type sharedRule struct {
+	rule *recurrence.Rule
+	key  string // the map's key, shared by the entries that use the rule
+	refs int
+}
+
+// acquire returns the rule of key and the cache's copy of key (one string for all its users).
+func (c ruleCache) acquire(key string, j *store.Job) (*recurrence.Rule, string, error) {
+	if r := c[key]; r != nil {
+		r.refs++
+		return r.rule, r.key, nil
+	}
+	rule, err := recurrence.Compile(j.Properties.StartTime, j.Properties.Recurrence, j.CreatedAt)
+	if err != nil {
+		return nil, "", err
+	}
+	c[key] = &sharedRule{rule: rule, key: key, refs: 1}
+	return rule, key, nil
+}
+
+func (c ruleCache) release(key string) {
+	if r := c[key]; r != nil {
+		if r.refs--; r.refs <= 0 {
+			delete(c, key)
+		}
+	}
+}
