@@ -91,6 +91,7 @@ const (
 type Outcome struct {
 	JobID     int64
 	Job       store.JobKey
+	Tag       string    // the execution's tag (its history entries' executionTag)
 	Outcome   string    // OutcomeCompleted, OutcomeFailed or OutcomeFaulted
 	Missed    int       // occurrences coalesced into this execution (missed by more than the misfire threshold)
 	Scheduled time.Time // the occurrence's scheduled time

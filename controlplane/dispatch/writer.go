@@ -263,7 +263,7 @@ func (d *Dispatcher) commitRecords(ctx context.Context, batch []*recordOp) []*re
 			d.m.executions.WithLabelValues(r.outcome).Inc()
 			if d.cfg.OnOutcome != nil {
 				d.cfg.OnOutcome(Outcome{
-					JobID: r.rec.JobID, Job: r.job.Key, Outcome: r.outcome, Missed: r.exec.Missed,
+					JobID: r.rec.JobID, Job: r.job.Key, Tag: r.exec.Tag, Outcome: r.outcome, Missed: r.exec.Missed,
 					Scheduled: r.exec.Scheduled, End: r.rec.History.EndTime, JobState: res[i].State,
 				})
 			}

@@ -1,7 +1,6 @@
 package ui
 
 import (
-	"container/heap"
 	"context"
 	"fmt"
 	"time"
@@ -14,10 +13,8 @@ import (
 
 // Limits of what one page reads, so that a page's cost stays bounded whatever the store holds.
 const (
-	maxCollections      = 1000   // collections listed on the overview
-	maxOverviewJobs     = 10000  // jobs read by the overview
-	maxHistoryScan      = 100000 // history entries the overview reads for its 24 hours
-	historyPageScan     = 500    // history entries read per query
+	maxCollections      = 1000  // collections listed on the overview
+	maxOverviewJobs     = 10000 // jobs read by the overview
 	nextRunsOverview    = 50
 	nextRunsJob         = 10
 	maxCalendarRuns     = 20000 // occurrences enumerated to fill one month
@@ -71,135 +68,6 @@ func nextRuns(j *store.Job, rule *recurrence.Rule, n int) []time.Time {
 		return nil
 	}
 	return jobstate.Upcoming(rule, j.State, j.CollectionState, j.Status.NextExecutionTime, j.Status.ExecutionCount, n)
-}
-
-// upcoming is one coming run of a job, for the overview.
-type upcoming struct {
-	At   time.Time
-	Job  *store.Job
-	Zone string
-}
-
-// peek is the next run (an iterator with none left is taken off the heap at once).
-func (it *runIter) peek() time.Time {
-	at, _ := it.Peek()
-	return at
-}
-
-type runHeap []*runIter
-
-func (h runHeap) Len() int           { return len(h) }
-func (h runHeap) Less(i, j int) bool { return h[i].peek().Before(h[j].peek()) }
-func (h runHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
-func (h *runHeap) Push(x any) {
-	if it, ok := x.(*runIter); ok {
-		*h = append(*h, it)
-	}
-}
-func (h *runHeap) Pop() any {
-	old := *h
-	x := old[len(old)-1]
-	*h = old[:len(old)-1]
-	return x
-}
-
-// mergeRuns returns the first n runs across jobs, in time order.
-func mergeRuns(jobs []*store.Job, n int) []upcoming {
-	h := runHeap{}
-	for _, j := range jobs {
-		rule := compile(j)
-		if it := newRunIter(j, rule); it != nil {
-			h = append(h, it)
-		}
-	}
-	heap.Init(&h)
-	out := make([]upcoming, 0, n)
-	for len(out) < n && h.Len() > 0 {
-		it := h[0]
-		at, _ := it.Pop()
-		out = append(out, upcoming{At: at, Job: it.job, Zone: it.rule.Location().String()})
-		if _, ok := it.Peek(); !ok {
-			heap.Pop(&h)
-		} else {
-			heap.Fix(&h, 0)
-		}
-	}
-	return out
-}
-
-// outcomes counts executions by outcome.
-type outcomes struct {
-	Completed, Failed, Faulted int
-	Truncated                  bool // the scan stopped at maxHistoryScan entries
-}
-
-// Total is every execution counted.
-func (o outcomes) Total() int { return o.Completed + o.Failed + o.Faulted }
-
-// executionsSince counts the executions of the jobs with an attempt that ended after since, by
-// outcome: completed (the main action succeeded), failed (the main action failed and the error
-// action succeeded) or faulted (neither succeeded; an execution still retrying counts here until
-// it succeeds).
-func (s *Server) executionsSince(ctx context.Context, jobs []*store.Job, since time.Time) (outcomes, error) {
-	var o outcomes
-	scanned := 0
-	for _, j := range jobs {
-		if j.Status.ExecutionCount == 0 {
-			continue
-		}
-		type exec struct{ main, errAction bool }
-		seen := map[int]*exec{}
-		order := []int{}
-		for skip := 0; ; skip += historyPageScan {
-			hs, err := s.store.HistoryList(ctx, store.HistoryListParams{Job: j.Key, Skip: skip, Limit: historyPageScan})
-			if err != nil {
-				return o, fmt.Errorf("reading history: %w", err)
-			}
-			old := false
-			for _, h := range hs {
-				scanned++
-				if h.EndTime.Before(since) {
-					old = true
-					continue
-				}
-				e, ok := seen[h.RepeatCount]
-				if !ok {
-					e = &exec{}
-					seen[h.RepeatCount] = e
-					order = append(order, h.RepeatCount)
-				}
-				if h.Status == store.HistoryCompleted {
-					if h.ActionName == store.ActionError {
-						e.errAction = true
-					} else {
-						e.main = true
-					}
-				}
-			}
-			if old || len(hs) < historyPageScan {
-				break
-			}
-			if scanned >= maxHistoryScan {
-				o.Truncated = true
-				break
-			}
-		}
-		for _, rc := range order {
-			switch e := seen[rc]; {
-			case e.main:
-				o.Completed++
-			case e.errAction:
-				o.Failed++
-			default:
-				o.Faulted++
-			}
-		}
-		if scanned >= maxHistoryScan {
-			o.Truncated = true
-			break
-		}
-	}
-	return o, nil
 }
 
 // describe is a job's schedule in words (the engine's recurrence.Describe).

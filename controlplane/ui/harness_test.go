@@ -20,6 +20,7 @@ import (
 	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/dispatch"
 	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/secret"
 	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/store/sqlite"
+	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/telemetry"
 	"github.com/schedulerhq/terraform-provider-scheduler/internal/clock"
 	"github.com/schedulerhq/terraform-provider-scheduler/internal/testlog"
 )
@@ -66,7 +67,11 @@ func newHarness(t testing.TB, tlsServer bool) *harness {
 	}
 	h := &harness{t: t, clock: clock.NewFake(t0), store: st, logs: &testlog.Buffer{}, reg: prometheus.NewRegistry()}
 	log := slog.New(slog.NewJSONHandler(h.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	disp, err := dispatch.New(dispatch.Config{Store: st, Clock: h.clock, Secrets: box, Logger: log, Registerer: h.reg})
+	tel, err := telemetry.New(telemetry.Config{Store: st, Clock: h.clock, Logger: log, PerJob: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	disp, err := dispatch.New(dispatch.Config{Store: st, Clock: h.clock, Secrets: box, Logger: log, Registerer: h.reg, OnOutcome: tel.Observe})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -84,7 +89,7 @@ func newHarness(t testing.TB, tlsServer bool) *harness {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h.ui, err = New(Config{Store: st, API: apiSrv, Tokens: tokens, Dispatcher: disp, Gatherer: h.reg, Clock: h.clock, Logger: log, TLS: tlsServer})
+	h.ui, err = New(Config{Store: st, API: apiSrv, Tokens: tokens, Dispatcher: disp, Gatherer: h.reg, Clock: h.clock, Logger: log, TLS: tlsServer, Telemetry: tel})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,6 +15,7 @@ import (
 const (
 	latenessMetric = "scheduler_execution_lateness_seconds"
 	backlogMetric  = "scheduler_due_backlog"
+	runningMetric  = "scheduler_attempts_running"
 )
 
 // sampleEvery is how often the lateness histogram is sampled; ringSize samples cover an hour.
@@ -30,6 +31,8 @@ type histSample struct {
 	sum     float64
 	uppers  []float64
 	buckets []uint64 // cumulative counts, per upper bound
+	// backlog and running are the gauges at that moment (NaN: not exported).
+	backlog, running float64
 }
 
 // lateness keeps a ring of samples of the dispatcher's lateness histogram, so that the
@@ -64,11 +67,18 @@ func (l *lateness) read(now time.Time) (histSample, bool) {
 	return histSample{}, false
 }
 
-// sample appends the histogram now to the ring.
+// sample appends the histogram and the gauges now to the ring.
 func (l *lateness) sample(now time.Time) {
 	s, ok := l.read(now)
 	if !ok {
 		return
+	}
+	s.backlog, s.running = math.NaN(), math.NaN()
+	if v, ok := gaugeValue(l.gatherer, backlogMetric); ok {
+		s.backlog = v
+	}
+	if v, ok := gaugeValue(l.gatherer, runningMetric); ok {
+		s.running = v
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -185,4 +195,56 @@ func trim(s string) string {
 		return s[:len(s)-2]
 	}
 	return s
+}
+
+// minuteStats is the lateness of the executions that started between two samples, and the
+// gauges at the second.
+type minuteStats struct {
+	At               time.Time
+	P50, P90, P99    float64 // seconds; NaN: no execution started
+	Backlog, Running float64 // NaN: not exported
+}
+
+// perMinute returns the samples' minutes of the last hour, oldest first.
+func (l *lateness) perMinute(now time.Time) []minuteStats {
+	l.mu.Lock()
+	ring := append([]histSample(nil), l.ring...)
+	l.mu.Unlock()
+	var out []minuteStats
+	for i := 1; i < len(ring); i++ {
+		a, b := ring[i-1], ring[i]
+		if b.at.Before(now.Add(-time.Hour)) {
+			continue
+		}
+		m := minuteStats{At: b.at, P50: math.NaN(), P90: math.NaN(), P99: math.NaN(), Backlog: b.backlog, Running: b.running}
+		if len(a.buckets) == len(b.buckets) && b.count > a.count {
+			m.P50, m.P90, m.P99 = quantile(a, b, 0.5), quantile(a, b, 0.9), quantile(a, b, 0.99)
+		}
+		out = append(out, m)
+	}
+	return out
+}
+
+// quantile estimates the q-quantile of the observations between samples a and b, linearly
+// within the bucket that holds it (as Prometheus's histogram_quantile does); past the last
+// finite bound it is that bound.
+func quantile(a, b histSample, q float64) float64 {
+	n := float64(b.count - a.count)
+	rank := q * n
+	lower, below := 0.0, 0.0
+	for i := range b.buckets {
+		c := float64(b.buckets[i] - a.buckets[i])
+		if c >= rank {
+			upper := b.uppers[i]
+			if math.IsInf(upper, 1) {
+				return lower
+			}
+			if c == below {
+				return upper
+			}
+			return lower + (upper-lower)*(rank-below)/(c-below)
+		}
+		lower, below = b.uppers[i], c
+	}
+	return lower
 }

@@ -38,9 +38,10 @@ func (s *Server) parseTemplates() error {
 		"collectionPath": func(k store.CollectionKey) string {
 			return collectionPath(k)
 		},
-		"jobPath": func(k store.JobKey) string { return jobPath(k) },
-		"lower":   ascii.Lower,
-		"add":     func(a, b int) int { return a + b },
+		"jobPath":  func(k store.JobKey) string { return jobPath(k) },
+		"lower":    ascii.Lower,
+		"add":      func(a, b int) int { return a + b },
+		"duration": func(d time.Duration) string { return seconds(d.Seconds()) },
 	}
 	s.pages = map[string]*template.Template{}
 	for _, page := range []string{"signin", "overview", "collection", "job", "health", "error"} {
@@ -77,88 +78,12 @@ func (s *Server) relative(t time.Time) string {
 	return prefix + v + suffix
 }
 
-// collectionRow is a collection on the overview.
-type collectionRow struct {
-	C      *store.Collection
-	Jobs   int
-	States map[string]int
-}
-
-type overviewData struct {
-	Collections    []collectionRow
-	CollectionsCut bool
-	JobsCut        bool
-	States         []stateCount
-	Executions     outcomes
-	Lateness       latenessStats
-	HasLateness    bool
-	Next           []upcoming
-}
-
-type stateCount struct {
-	State string
-	N     int
-}
-
-func (s *Server) overview(w http.ResponseWriter, r *http.Request, req *request) {
-	ctx := r.Context()
-	p := req.sess.principal
-	cs, err := s.visibleCollections(ctx, p)
-	if err != nil {
-		s.storeFail(w, r, err)
-		return
-	}
-	d := overviewData{CollectionsCut: len(cs) >= maxCollections}
-	var jobs []*store.Job
-	total := map[string]int{}
-	for _, c := range cs {
-		row := collectionRow{C: c, States: map[string]int{}}
-		limit := maxOverviewJobs - len(jobs)
-		if limit <= 0 {
-			d.JobsCut = true
-			d.Collections = append(d.Collections, row)
-			continue
-		}
-		js, err := s.store.JobList(ctx, store.JobListParams{Collection: c.Key, Limit: limit + 1})
-		if err != nil {
-			s.storeFail(w, r, err)
-			return
-		}
-		if len(js) > limit {
-			js, d.JobsCut = js[:limit], true
-		}
-		for _, j := range js {
-			row.States[j.State]++
-			total[j.State]++
-		}
-		row.Jobs = len(js)
-		jobs = append(jobs, js...)
-		d.Collections = append(d.Collections, row)
-	}
-	for _, st := range jobStates {
-		d.States = append(d.States, stateCount{st, total[st]})
-	}
-	now := s.clock.Now()
-	if d.Executions, err = s.executionsSince(ctx, jobs, now.Add(-24*time.Hour)); err != nil {
-		s.storeFail(w, r, err)
-		return
-	}
-	if p.Admin {
-		d.Lateness, d.HasLateness = s.late.lastHour(now)
-	}
-	d.Next = mergeRuns(jobs, nextRunsOverview)
-	s.render(w, http.StatusOK, "overview", s.newView(req, "Overview", "overview", d))
-}
-
 // jobRow is a job on its collection's page.
 type jobRow struct {
-	J           *store.Job
-	Schedule    string
-	Loc         *time.Location
-	LastStatus  string
-	LastAction  string
-	LastMessage string
-	LastAt      time.Time
+	J        *store.Job
+	Schedule string
+	Loc      *time.Location
+	Last     *execution // the newest execution (nil: none)
 }
 
 type collectionData struct {
@@ -254,14 +179,12 @@ func (s *Server) collectionData(ctx context.Context, key store.CollectionKey, q 
 		if rule != nil {
 			row.Loc = rule.Location()
 		}
-		if j.Status.ExecutionCount > 0 {
-			hs, err := s.store.HistoryList(ctx, store.HistoryListParams{Job: j.Key, Limit: 1})
-			if err != nil {
-				return nil, err
-			}
-			if len(hs) > 0 {
-				row.LastStatus, row.LastAction, row.LastMessage, row.LastAt = hs[0].Status, hs[0].ActionName, hs[0].Message, hs[0].EndTime
-			}
+		es, err := s.recentExecutions(ctx, j, 1)
+		if err != nil {
+			return nil, err
+		}
+		if len(es) > 0 {
+			row.Last = &es[0]
 		}
 		d.Rows[i] = row
 	}
@@ -282,6 +205,8 @@ type jobData struct {
 	CalPrev    string
 	CalNext    string
 	History    []*store.HistoryEntry
+	Executions []execution // the newest, newest first
+	RunsChart  chart       // their durations and outcomes
 	Status     string
 	Statuses   []string
 	StatusURLs map[string]string
@@ -373,6 +298,11 @@ func (s *Server) job(w http.ResponseWriter, r *http.Request, req *request) {
 		d.CalNext = link(d.Status, d.Page, d.Calendar.Next)
 	}
 	d.Next = nextRuns(j, rule, nextRunsJob)
+	if d.Executions, err = s.recentExecutions(ctx, j, recentRuns); err != nil {
+		s.storeFail(w, r, err)
+		return
+	}
+	d.RunsChart = runsChart(d.Executions, loc)
 	status, body, msg := s.callAPI(ctx, req.sess.principal, http.MethodGet, apiPath(j.Key), nil)
 	if status != http.StatusOK {
 		d.Definition = "(the API answered " + strconv.Itoa(status) + ": " + msg + ")"

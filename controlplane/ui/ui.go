@@ -19,10 +19,19 @@
 //     (secrets redacted by the API).
 //   - At most MaxInFlight (16) signed-in requests are answered at once; more get 503 with
 //     Retry-After, so that a signed-in user cannot pile up expensive pages.
-//   - Executions of the last 24 hours are read from the history of the visible jobs (at most
-//     100,000 entries per page view, said on the page when cut); the lateness of the last hour is
-//     the difference between the dispatcher's histogram now and a sample of it taken an hour ago
-//     (sampled every minute while the daemon runs).
+//   - An execution's outcome is the rulebook's (jobstate) outcome of its newest attempt under the
+//     job's retry policies: succeeded (main action), failed (the error action ran and succeeded),
+//     faulted, or in progress; it is shown with the main action's message.
+//   - Executions per minute over the last 24 hours and the recent failed and faulted executions
+//     are the daemon's own counts (Config.Telemetry: the executions this process finished, kept
+//     in memory; a restart starts them over, said on the page), per subscription: a tenant sees
+//     its own. Nothing scans the store's history for them, so the overview stays fast on large
+//     stores.
+//   - The lateness of the last hour is the difference between the dispatcher's histogram now and
+//     a sample of it taken an hour ago; its percentiles per minute, the backlog and the attempts
+//     running come from the samples taken every minute while the daemon runs. They are
+//     daemon-wide: admins only.
+//   - Charts are inline SVG drawn on the server (chart.go): no script.
 package ui
 
 import (
@@ -45,6 +54,7 @@ import (
 
 	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/api"
 	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/store"
+	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/telemetry"
 	"github.com/schedulerhq/terraform-provider-scheduler/internal/clock"
 	"github.com/schedulerhq/terraform-provider-scheduler/internal/jobdef"
 	"github.com/schedulerhq/terraform-provider-scheduler/internal/wire"
@@ -72,6 +82,13 @@ type Dispatcher interface {
 	Ready() bool
 }
 
+// Telemetry is the daemon's own count of finished executions (package telemetry).
+type Telemetry interface {
+	ExecutionsPerMinute(subscription string, now time.Time, n int) []telemetry.PerMinute
+	Problems(subscription string, since time.Time, n int) []telemetry.Problem
+	Started() time.Time
+}
+
 // Replica is what the Health page shows of a replica among several (package replica).
 type Replica interface {
 	ID() string
@@ -94,6 +111,9 @@ type Config struct {
 	// Replica, when the daemon runs as one of several replicas on a shared store, tells Health
 	// which replica this is and whether it leads; nil: a single node, which leads.
 	Replica Replica
+	// Telemetry counts the executions this process finishes; nil: the overview has no
+	// executions per minute nor recent failures.
+	Telemetry Telemetry
 	// MaxInFlight bounds the signed-in requests answered at once (a page can read thousands of
 	// jobs); more get 503 with Retry-After. 0: DefaultMaxInFlight.
 	MaxInFlight int
@@ -113,6 +133,7 @@ type Server struct {
 	log      *slog.Logger
 	tls      bool
 	replica  Replica
+	tel      Telemetry
 	sessions *sessions
 	late     *lateness
 	pages    map[string]*template.Template
@@ -134,7 +155,7 @@ func New(cfg Config) (*Server, error) {
 	}
 	s := &Server{
 		store: cfg.Store, api: cfg.API, tokens: cfg.Tokens, disp: cfg.Dispatcher, gatherer: cfg.Gatherer,
-		clock: cfg.Clock, log: cfg.Logger, tls: cfg.TLS, replica: cfg.Replica,
+		clock: cfg.Clock, log: cfg.Logger, tls: cfg.TLS, replica: cfg.Replica, tel: cfg.Telemetry,
 	}
 	if s.clock == nil {
 		s.clock = clock.Real{}

@@ -386,7 +386,7 @@ func serve(ctx context.Context, cfg *serveConfig, log *slog.Logger) error {
 	}
 	dash, err := ui.New(ui.Config{
 		Store: st, API: handler, Tokens: tokens, Dispatcher: disp, Gatherer: gatherer, Clock: clock.Real{},
-		Logger: log.With("component", "ui"), TLS: tlsConfig != nil, Replica: uiReplica,
+		Logger: log.With("component", "ui"), TLS: tlsConfig != nil, Replica: uiReplica, Telemetry: tel,
 	})
 	if err != nil {
 		return err
