@@ -10,6 +10,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/store"
+	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/store/sqlstore"
 	"github.com/schedulerhq/terraform-provider-scheduler/internal/jobstate"
 )
 
@@ -112,10 +113,6 @@ const manualFreeSQL = `(v.expect > 0 OR NOT v.manual OR NOT EXISTS (SELECT 1 FRO
 // schedulableSQL is the twin of jobstate.Schedulable (j the job, c its collection; storetest's
 // RuleStates).
 const schedulableSQL = `j.state = '` + jobstate.Enabled + `' AND c.state = '` + jobstate.CollectionEnabled + `' AND j.next_execution_time IS NOT NULL`
-
-// finalStatesSQL is the twin of jobstate.Final: a state is final when it is IN it (storetest's
-// RuleStates).
-const finalStatesSQL = `('` + jobstate.Completed + `', '` + jobstate.Faulted + `')`
 
 // claimStatement claims a run of occurrences of distinct jobs in one statement: the jobs are
 // updated (a scheduled claim only when the job still has the expected version and it and its
@@ -398,7 +395,7 @@ func claimLost(ctx context.Context, q querier, term int64, won int, execs []stor
 
 // ExecutionListUnfinished pages through the stored executions.
 func (d *Driver) ExecutionListUnfinished(ctx context.Context, params store.ExecutionListUnfinishedParams) ([]*store.Execution, error) {
-	rows, err := d.pool.Query(ctx, `SELECT `+executionColumns+` FROM executions e WHERE e.id > $1 ORDER BY e.id LIMIT $2`,
+	rows, err := d.pool.Query(ctx, `SELECT `+sqlstore.ExecutionColumns+` FROM executions e WHERE e.id > $1 ORDER BY e.id LIMIT $2`,
 		params.AfterID, limit(params.Limit))
 	if err != nil {
 		return nil, fmt.Errorf("execution list: %w", err)
@@ -612,58 +609,22 @@ func recordRun(ctx context.Context, q querier, params store.AttemptRecordManyPar
 	return nil
 }
 
-// purgeChunk bounds the rows one purge statement deletes, so that a large purge never holds
-// locks for long.
-const (
-	purgeChunk    = 5000
-	purgeJobChunk = 50
-)
-
-// HistoryPurge deletes old history and history beyond the last KeepPerJob executions of each
-// job, in statements of at most purgeChunk rows.
+// HistoryPurge deletes old history (sqlstore.Purger).
 func (d *Driver) HistoryPurge(ctx context.Context, params store.HistoryPurgeParams) (int64, error) {
-	total, err := d.deleteChunks(ctx, purgeChunk, `DELETE FROM history WHERE id IN (SELECT id FROM history WHERE end_time < $1 LIMIT $2)`,
-		params.Before)
-	if err != nil {
-		return total, fmt.Errorf("history purge: %w", err)
-	}
-	if params.KeepPerJob <= 0 {
-		return total, nil
-	}
-	n, err := d.deleteChunks(ctx, purgeChunk, `DELETE FROM history WHERE id IN (
-		SELECT h.id FROM jobs j JOIN history h ON h.job_id = j.id AND h.repeat_count <= j.execution_count - $1
-		WHERE j.execution_count > $1 LIMIT $2)`, params.KeepPerJob)
-	total += n
-	if err != nil {
-		return total, fmt.Errorf("history purge: %w", err)
-	}
-	return total, nil
+	return d.purger().HistoryPurge(ctx, params)
 }
 
-// deleteChunks runs a DELETE whose last parameter is a LIMIT (chunk) until it deletes fewer rows
-// than that, and returns the rows deleted.
-func (d *Driver) deleteChunks(ctx context.Context, chunk int, q string, args ...any) (int64, error) {
-	var total int64
-	for {
-		tag, err := d.pool.Exec(ctx, q, append(args, chunk)...)
-		if err != nil {
-			return total, err
-		}
-		n := tag.RowsAffected()
-		total += n
-		if n < int64(chunk) {
-			return total, nil
-		}
-	}
-}
-
-// JobPurgeFinal deletes Completed and Faulted jobs that ended before params.Before, with their
-// history, purgeJobChunk jobs per statement.
+// JobPurgeFinal deletes the jobs final long enough (sqlstore.Purger).
 func (d *Driver) JobPurgeFinal(ctx context.Context, params store.JobPurgeFinalParams) (int64, error) {
-	n, err := d.deleteChunks(ctx, purgeJobChunk, `DELETE FROM jobs WHERE id IN (SELECT id FROM jobs
-		WHERE state IN `+finalStatesSQL+` AND final_at IS NOT NULL AND final_at < $1 LIMIT $2)`, params.Before)
-	if err != nil {
-		return n, fmt.Errorf("job purge: %w", err)
+	return d.purger().JobPurgeFinal(ctx, params)
+}
+
+func (d *Driver) purger() sqlstore.Purger {
+	return sqlstore.Purger{
+		Exec: func(ctx context.Context, q string, args ...any) (int64, error) {
+			tag, err := d.pool.Exec(ctx, q, args...)
+			return tag.RowsAffected(), err
+		},
+		Time: func(t time.Time) any { return t },
 	}
-	return n, nil
 }

@@ -3,7 +3,6 @@ package postgres
 import (
 	"cmp"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -12,6 +11,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/store"
+	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/store/sqlstore"
 )
 
 // A job write is one statement (jobPutStatement): it reads the collection, locks its row when
@@ -40,7 +40,7 @@ const jobPutTail = `
 		execution_count, failure_count, faulted_count, consecutive_faults, last_execution_time, next_execution_time, final_at)
 	SELECT c.id, $4::text, $5::text, $6::text, $7::text, $8::timestamptz, $8::timestamptz, 1,
 		$9::integer, $10::integer, $11::integer, $12::integer, $13::timestamptz, $14::timestamptz,
-		CASE WHEN $7::text IN ` + finalStatesSQL + ` THEN $8::timestamptz END
+		CASE WHEN $7::text IN ` + sqlstore.FinalStates + ` THEN $8::timestamptz END
 	FROM c WHERE $15::bigint = 0 AND NOT EXISTS (SELECT 1 FROM old) AND ($16::integer = 0 OR c.job_count < $16::integer)
 	ON CONFLICT (collection_id, name_key) DO NOTHING
 	RETURNING true AS created, id, name, state, created_at, updated_at, version, execution_count, failure_count,
@@ -49,8 +49,8 @@ const jobPutTail = `
 	UPDATE jobs j SET properties = $6::text, state = $7::text, updated_at = $8::timestamptz, version = j.version + 1,
 		execution_count = $9::integer, failure_count = $10::integer, faulted_count = $11::integer,
 		consecutive_faults = $12::integer, last_execution_time = $13::timestamptz, next_execution_time = $14::timestamptz,
-		final_at = CASE WHEN $7::text IN ` + finalStatesSQL + ` THEN
-			CASE WHEN j.state IN ` + finalStatesSQL + ` AND j.final_at IS NOT NULL THEN j.final_at ELSE $8::timestamptz END END
+		final_at = CASE WHEN $7::text IN ` + sqlstore.FinalStates + ` THEN
+			CASE WHEN j.state IN ` + sqlstore.FinalStates + ` AND j.final_at IS NOT NULL THEN j.final_at ELSE $8::timestamptz END END
 	FROM old WHERE $17::boolean AND j.id = old.id AND ($15::bigint = 0 OR j.version = $15::bigint)
 	RETURNING false AS created, j.id, j.name, j.state, j.created_at, j.updated_at, j.version, j.execution_count,
 		j.failure_count, j.faulted_count, j.consecutive_faults, j.last_execution_time, j.next_execution_time
@@ -139,53 +139,30 @@ func scanPut(row pgx.Row, p store.JobPutParams, replace bool) (*store.Job, bool,
 
 // JobPut creates or replaces a job (see the comment at the top of this file).
 func (d *Driver) JobPut(ctx context.Context, params store.JobPutParams) (*store.Job, bool, error) {
-	props := params.Job.Properties
-	props.Status = nil
-	body, err := json.Marshal(props)
-	if err != nil {
-		return nil, false, fmt.Errorf("job put: properties: %w", err)
-	}
-	r := &putRequest{ctx: ctx, params: params, body: string(body)}
-	if params.ExpectVersion > 0 {
-		d.jobPutAlone(ctx, r)
-	} else {
-		d.puts.Do(r, d.jobPutGroup)
-	}
-	if r.err != nil {
-		return nil, false, fmt.Errorf("job put: %w", r.err)
-	}
-	if err := json.Unmarshal(body, &r.out.Properties); err != nil {
-		return nil, false, fmt.Errorf("job put: job %d properties: %w", r.out.ID, err)
-	}
-	return r.out, r.created, nil
+	return sqlstore.JobPut(ctx, params, func(r *sqlstore.PutRequest) {
+		if params.ExpectVersion > 0 {
+			d.jobPutAlone(ctx, r)
+		} else {
+			d.puts.Do(r, d.jobPutGroup)
+		}
+	})
 }
 
 // jobPutAlone runs one write as a statement of its own (one round trip, committed by itself),
 // again when a concurrent write raced it.
-func (d *Driver) jobPutAlone(ctx context.Context, r *putRequest) {
+func (d *Driver) jobPutAlone(ctx context.Context, r *sqlstore.PutRequest) {
 	sql := jobPutStatement
-	if r.params.ExpectVersion > 0 {
+	if r.Params.ExpectVersion > 0 {
 		sql = jobReplaceStatement
 	}
 	for range maxPutRaces {
 		var outcome putOutcome
-		r.out, r.created, outcome, r.err = scanPut(d.pool.QueryRow(ctx, sql, jobPutArgs(r.params, r.body, true)...), r.params, true)
+		r.Out, r.Created, outcome, r.Err = scanPut(d.pool.QueryRow(ctx, sql, jobPutArgs(r.Params, r.Body, true)...), r.Params, true)
 		if outcome != putRaced {
 			return
 		}
 	}
-	r.out, r.err = nil, fmt.Errorf("job %s: changed concurrently %d times: %w", r.params.Job.Key.Name, maxPutRaces, store.ErrConflict)
-}
-
-// putRequest is one JobPut waiting for its group.
-type putRequest struct {
-	ctx    context.Context // the caller's, checked when its group starts
-	params store.JobPutParams
-	body   string
-
-	out     *store.Job // properties left to the caller
-	created bool
-	err     error
+	r.Out, r.Err = nil, fmt.Errorf("job %s: changed concurrently %d times: %w", r.Params.Job.Key.Name, maxPutRaces, store.ErrConflict)
 }
 
 // maxPutGroup bounds the requests of one transaction.
@@ -198,43 +175,43 @@ const maxPutGroup = 256
 // exists, or whose statement raced another transaction, runs again on its own after the group.
 // An error of any statement rolls the group back: each request then runs on its own, so that
 // only the one at fault fails.
-func (d *Driver) jobPutGroup(group []*putRequest) {
-	live := make([]*putRequest, 0, len(group))
+func (d *Driver) jobPutGroup(group []*sqlstore.PutRequest) {
+	live := make([]*sqlstore.PutRequest, 0, len(group))
 	for _, r := range group {
-		r.out, r.created, r.err = nil, false, r.ctx.Err()
-		if r.err == nil {
+		r.Out, r.Created, r.Err = nil, false, r.Ctx.Err()
+		if r.Err == nil {
 			live = append(live, r)
 		}
 	}
 	// The transaction serves every request: no single caller's cancellation may stop it.
-	ctx := context.WithoutCancel(group[0].ctx)
+	ctx := context.WithoutCancel(group[0].Ctx)
 	if len(live) <= 1 {
 		for _, r := range live {
 			d.jobPutAlone(ctx, r)
 		}
 		return
 	}
-	slices.SortStableFunc(live, func(a, b *putRequest) int {
-		x, y := a.params.Job.Key.CollectionKey, b.params.Job.Key.CollectionKey
+	slices.SortStableFunc(live, func(a, b *sqlstore.PutRequest) int {
+		x, y := a.Params.Job.Key.CollectionKey, b.Params.Job.Key.CollectionKey
 		return cmp.Or(cmp.Compare(key(x.Subscription), key(y.Subscription)), cmp.Compare(key(x.ResourceGroup), key(y.ResourceGroup)),
 			cmp.Compare(key(x.Name), key(y.Name)))
 	})
 	b := &pgx.Batch{}
 	for _, r := range live {
-		b.Queue(jobPutStatement, jobPutArgs(r.params, r.body, false)...)
+		b.Queue(jobPutStatement, jobPutArgs(r.Params, r.Body, false)...)
 	}
-	var again []*putRequest
+	var again []*sqlstore.PutRequest
 	err := func() error {
 		res := d.pool.SendBatch(ctx, b)
 		for _, r := range live {
 			var outcome putOutcome
-			r.out, r.created, outcome, r.err = scanPut(res.QueryRow(), r.params, false)
+			r.Out, r.Created, outcome, r.Err = scanPut(res.QueryRow(), r.Params, false)
 			switch {
 			case outcome != putDone:
 				again = append(again, r)
-			case r.err != nil && !errors.Is(r.err, store.ErrNotFound) && !errors.Is(r.err, store.ErrConflict) && !errors.Is(r.err, store.ErrQuota):
+			case r.Err != nil && !errors.Is(r.Err, store.ErrNotFound) && !errors.Is(r.Err, store.ErrConflict) && !errors.Is(r.Err, store.ErrQuota):
 				_ = res.Close()
-				return r.err
+				return r.Err
 			}
 		}
 		return res.Close() // the commit's error, if any

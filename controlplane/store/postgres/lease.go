@@ -6,16 +6,11 @@ import (
 	"sort"
 	"time"
 
-	"github.com/jackc/pgx/v5"
-
 	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/store"
+	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/store/sqlstore"
 )
 
-// executionColumns are an execution's columns (of executions e), in scanExecution's order.
-const executionColumns = `e.id, e.job_id, e.tag, e.scheduled, e.repeat_count, e.missed, e.manual, e.phase, e.attempt, e.due_at,
-	e.claimed_at, e.owner, e.lease_until`
-
-// executionDest returns the scan destinations of executionColumns for e; done fills e's times.
+// executionDest returns the scan destinations of sqlstore.ExecutionColumns for e; done fills e's times.
 func executionDest(e *store.Execution) (dest []any, done func()) {
 	var scheduled, due, claimed, lease *time.Time
 	return []any{&e.ID, &e.JobID, &e.Tag, &scheduled, &e.RepeatCount, &e.Missed, &e.Manual, &e.Phase, &e.Attempt, &due, &claimed,
@@ -23,15 +18,6 @@ func executionDest(e *store.Execution) (dest []any, done func()) {
 			e.Scheduled, e.DueAt, e.ClaimedAt, e.LeaseUntil = fromTS(scheduled), fromTS(due), fromTS(claimed), fromTS(lease)
 		}
 }
-
-// prefixed is a row whose first columns are scanned into prefix, the rest into what Scan is given
-// (so that scanJob reads the job columns that follow an execution's).
-type prefixed struct {
-	row    pgx.Row
-	prefix []any
-}
-
-func (p prefixed) Scan(dest ...any) error { return p.row.Scan(append(p.prefix, dest...)...) }
 
 // takeStatement takes unowned executions in one statement: the rows are picked FOR UPDATE SKIP
 // LOCKED (concurrent takers skip each other's instead of waiting), owned, and returned with their
@@ -42,13 +28,13 @@ const (
 ), taken AS (
 	UPDATE executions e SET owner = $3, lease_until = $4 FROM picked WHERE e.id = picked.id RETURNING e.*
 )
-SELECT ` + executionColumns + `, ` + jobColumns + ` FROM taken e JOIN jobs j ON j.id = e.job_id JOIN collections c ON c.id = j.collection_id`
+SELECT ` + sqlstore.ExecutionColumns + `, ` + jobColumns + ` FROM taken e JOIN jobs j ON j.id = e.job_id JOIN collections c ON c.id = j.collection_id`
 	takeByIDStatement = `WITH picked AS (
 	SELECT id FROM executions WHERE owner = '' AND id = ANY($1) ORDER BY id LIMIT $2 FOR UPDATE SKIP LOCKED
 ), taken AS (
 	UPDATE executions e SET owner = $3, lease_until = $4 FROM picked WHERE e.id = picked.id RETURNING e.*
 )
-SELECT ` + executionColumns + `, ` + jobColumns + ` FROM taken e JOIN jobs j ON j.id = e.job_id JOIN collections c ON c.id = j.collection_id`
+SELECT ` + sqlstore.ExecutionColumns + `, ` + jobColumns + ` FROM taken e JOIN jobs j ON j.id = e.job_id JOIN collections c ON c.id = j.collection_id`
 )
 
 // ExecutionTake takes unowned executions for params.Owner (see store.Leases).
@@ -73,7 +59,7 @@ func (d *Driver) ExecutionTake(ctx context.Context, params store.ExecutionTakePa
 	for rows.Next() {
 		e := &store.Execution{}
 		dest, done := executionDest(e)
-		j, err := scanJob(prefixed{row: rows, prefix: dest})
+		j, err := scanJob(sqlstore.Prefixed{Row: rows, Prefix: dest})
 		if err != nil {
 			return nil, fmt.Errorf("execution take: %w", err)
 		}

@@ -8,12 +8,13 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/store"
+	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/store/sqlstore"
 )
 
 // MetaGet returns a setting or store.ErrNotFound.
 func (d *Driver) MetaGet(ctx context.Context, params store.MetaGetParams) (string, error) {
 	var v string
-	err := d.pool.QueryRow(ctx, `SELECT value FROM meta WHERE name = $1`, params.Name).Scan(&v)
+	err := d.pool.QueryRow(ctx, sqlstore.MetaGet, params.Name).Scan(&v)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return "", fmt.Errorf("meta %s: %w", params.Name, store.ErrNotFound)
 	}
@@ -25,9 +26,9 @@ func (d *Driver) MetaGet(ctx context.Context, params store.MetaGetParams) (strin
 
 // MetaPut writes a setting in its own transaction.
 func (d *Driver) MetaPut(ctx context.Context, params store.MetaPutParams) error {
-	q := `INSERT INTO meta (name, value) VALUES ($1, $2) ON CONFLICT (name) DO UPDATE SET value = excluded.value`
+	q := sqlstore.MetaPut
 	if params.IfAbsent {
-		q = `INSERT INTO meta (name, value) VALUES ($1, $2) ON CONFLICT (name) DO NOTHING`
+		q = sqlstore.MetaPutIfAbsent
 	}
 	_, err := d.pool.Exec(ctx, q, params.Name, params.Value)
 	if err != nil {
@@ -52,7 +53,7 @@ func (d *Driver) JobListAll(ctx context.Context, params store.JobListAllParams) 
 
 // JobStateCount counts every job by state.
 func (d *Driver) JobStateCount(ctx context.Context, _ store.JobStateCountParams) (map[string]int, error) {
-	rows, err := d.pool.Query(ctx, `SELECT state, count(*) FROM jobs GROUP BY state`)
+	rows, err := d.pool.Query(ctx, sqlstore.JobStateCount)
 	if err != nil {
 		return nil, fmt.Errorf("job state count: %w", err)
 	}

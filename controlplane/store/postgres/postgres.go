@@ -26,6 +26,7 @@ import (
 	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/store"
 	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/store/groupcommit"
 	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/store/migrate"
+	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/store/sqlstore"
 )
 
 //go:embed migration/*.sql
@@ -34,8 +35,8 @@ var migrations embed.FS
 // Driver is a store.Driver on a PostgreSQL database.
 type Driver struct {
 	pool    *pgxpool.Pool
-	channel string                         // the NOTIFY channel of this schema
-	puts    groupcommit.Queue[*putRequest] // job writes that may create, committed in groups (jobput.go)
+	channel string                                  // the NOTIFY channel of this schema
+	puts    groupcommit.Queue[*sqlstore.PutRequest] // job writes that may create, committed in groups (jobput.go)
 }
 
 var (

@@ -8,6 +8,7 @@ import (
 	"fmt"
 
 	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/store"
+	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/store/sqlstore"
 	"github.com/schedulerhq/terraform-provider-scheduler/internal/jobstate"
 )
 
@@ -270,33 +271,7 @@ func (d *Driver) JobCount(ctx context.Context, params store.JobCountParams) (int
 // JobPut creates or replaces a job. Concurrent calls are committed together (see putQueue);
 // each keeps its own result and error.
 func (d *Driver) JobPut(ctx context.Context, params store.JobPutParams) (*store.Job, bool, error) {
-	props := params.Job.Properties
-	props.Status = nil
-	body, err := json.Marshal(props)
-	if err != nil {
-		return nil, false, fmt.Errorf("job put: properties: %w", err)
-	}
-	r := &putRequest{ctx: ctx, params: params, body: string(body)}
-	d.puts.Do(r, d.jobPutBatch)
-	if r.err != nil {
-		return nil, false, fmt.Errorf("job put: %w", r.err)
-	}
-	// The stored properties are the JSON written: decoded here, outside the writer.
-	if err := json.Unmarshal(body, &r.out.Properties); err != nil {
-		return nil, false, fmt.Errorf("job put: job %d properties: %w", r.out.ID, err)
-	}
-	return r.out, r.created, nil
-}
-
-// putRequest is one JobPut waiting for its batch.
-type putRequest struct {
-	ctx    context.Context // the caller's, checked when its batch starts
-	params store.JobPutParams
-	body   string
-
-	out     *store.Job // properties left to the caller
-	created bool
-	err     error
+	return sqlstore.JobPut(ctx, params, func(r *sqlstore.PutRequest) { d.puts.Do(r, d.jobPutBatch) })
 }
 
 // maxPutBatch bounds the requests of one transaction.
@@ -306,20 +281,20 @@ const maxPutBatch = 256
 // that fails on a conflict, a quota or an absent collection fails alone (before writing). Any
 // other error rolls the transaction back: each request then runs again in a transaction of its
 // own, so that only the one at fault fails.
-func (d *Driver) jobPutBatch(batch []*putRequest) {
+func (d *Driver) jobPutBatch(batch []*sqlstore.PutRequest) {
 	// The transaction serves every request: no single caller's cancellation may stop it.
-	ctx := context.WithoutCancel(batch[0].ctx)
+	ctx := context.WithoutCancel(batch[0].Ctx)
 	err := d.tx(ctx, func(tx *sql.Tx) error {
 		lookup := tx.StmtContext(ctx, d.crud.jobLookup)
 		insert, update := tx.StmtContext(ctx, d.crud.jobInsert), tx.StmtContext(ctx, d.crud.jobUpdate)
 		for _, r := range batch {
-			r.out, r.created, r.err = nil, false, r.ctx.Err()
-			if r.err != nil {
+			r.Out, r.Created, r.Err = nil, false, r.Ctx.Err()
+			if r.Err != nil {
 				continue
 			}
-			r.out, r.created, r.err = jobPutOne(ctx, lookup, insert, update, r.params, r.body)
-			if r.err != nil && !errors.Is(r.err, store.ErrNotFound) && !errors.Is(r.err, store.ErrConflict) && !errors.Is(r.err, store.ErrQuota) {
-				return r.err
+			r.Out, r.Created, r.Err = jobPutOne(ctx, lookup, insert, update, r.Params, r.Body)
+			if r.Err != nil && !errors.Is(r.Err, store.ErrNotFound) && !errors.Is(r.Err, store.ErrConflict) && !errors.Is(r.Err, store.ErrQuota) {
+				return r.Err
 			}
 		}
 		return nil
@@ -329,11 +304,11 @@ func (d *Driver) jobPutBatch(batch []*putRequest) {
 	}
 	if len(batch) > 1 {
 		for _, r := range batch {
-			d.jobPutBatch([]*putRequest{r})
+			d.jobPutBatch([]*sqlstore.PutRequest{r})
 		}
 		return
 	}
-	batch[0].out, batch[0].created, batch[0].err = nil, false, err
+	batch[0].Out, batch[0].Created, batch[0].Err = nil, false, err
 }
 
 // jobPutOne writes one job in a batch's transaction. It returns store.ErrNotFound,

@@ -7,8 +7,10 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/store"
+	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/store/sqlstore"
 	"github.com/schedulerhq/terraform-provider-scheduler/internal/jobstate"
 )
 
@@ -54,10 +56,6 @@ const schedulableSQL = `j.state = '` + jobstate.Enabled + `' AND c.state = '` + 
 // claim (storetest's RuleStates pins both to the same table).
 const claimableSQL = `jobs.state = '` + jobstate.Enabled + `'
 		AND (SELECT state FROM collections WHERE id = jobs.collection_id) = '` + jobstate.CollectionEnabled + `'`
-
-// finalStatesSQL is the twin of jobstate.Final: a state is final when it is IN it (storetest's
-// RuleStates).
-const finalStatesSQL = `('` + jobstate.Completed + `', '` + jobstate.Faulted + `')`
 
 // JobListSchedulable pages through the jobs that can fire.
 func (d *Driver) JobListSchedulable(ctx context.Context, params store.JobListSchedulableParams) ([]*store.Job, error) {
@@ -251,7 +249,7 @@ func claimBatchOf(n int) string {
 
 // ExecutionListUnfinished pages through the stored executions.
 func (d *Driver) ExecutionListUnfinished(ctx context.Context, params store.ExecutionListUnfinishedParams) ([]*store.Execution, error) {
-	rows, err := d.r.QueryContext(ctx, `SELECT `+executionColumns+` FROM executions e WHERE e.id > ? ORDER BY e.id LIMIT ?`,
+	rows, err := d.r.QueryContext(ctx, `SELECT `+sqlstore.ExecutionColumns+` FROM executions e WHERE e.id > ? ORDER BY e.id LIMIT ?`,
 		params.AfterID, limit(params.Limit))
 	if err != nil {
 		return nil, fmt.Errorf("execution list: %w", err)
@@ -629,63 +627,25 @@ func recordChanges(failure, faulted, finished string) string {
 	return `(` + failure + ` OR ` + faulted + ` OR (` + finished + ` AND (jobs.consecutive_faults != 0 OR jobs.next_execution_time = 0)))`
 }
 
-// purgeChunk is how many rows one purge transaction deletes at most, so that a large purge never
-// holds the write lock (and the dispatcher's commits) for long.
-const purgeChunk = 5000
-
-// purgeJobChunk is how many jobs one purge transaction deletes at most: each takes its history
-// (up to 1,000 executions' worth) with it.
-const purgeJobChunk = 50
-
-// HistoryPurge deletes old history and history beyond the last KeepPerJob executions of each job
-// (executions are numbered by the job's execution count: those at or below count - KeepPerJob
-// go). It deletes in transactions of at most purgeChunk rows.
+// HistoryPurge deletes old history (sqlstore.Purger), on the writer.
 func (d *Driver) HistoryPurge(ctx context.Context, params store.HistoryPurgeParams) (int64, error) {
-	total, err := d.deleteChunks(ctx, purgeChunk, `DELETE FROM history WHERE id IN (SELECT id FROM history WHERE end_time < ? LIMIT ?)`,
-		nanos(params.Before))
-	if err != nil {
-		return total, fmt.Errorf("history purge: %w", err)
-	}
-	if params.KeepPerJob <= 0 {
-		return total, nil
-	}
-	n, err := d.deleteChunks(ctx, purgeChunk, `DELETE FROM history WHERE id IN (
-		SELECT h.id FROM jobs j JOIN history h ON h.job_id = j.id AND h.repeat_count <= j.execution_count - ?
-		WHERE j.execution_count > ? LIMIT ?)`, params.KeepPerJob, params.KeepPerJob)
-	total += n
-	if err != nil {
-		return total, fmt.Errorf("history purge: %w", err)
-	}
-	return total, nil
+	return d.purger().HistoryPurge(ctx, params)
 }
 
-// deleteChunks runs a DELETE whose last parameter is a LIMIT (chunk) until it deletes fewer rows
-// than that, and returns the rows deleted.
-func (d *Driver) deleteChunks(ctx context.Context, chunk int, q string, args ...any) (int64, error) {
-	var total int64
-	for {
-		res, err := d.w.ExecContext(ctx, q, append(args, chunk)...)
-		if err != nil {
-			return total, err
-		}
-		n, err := res.RowsAffected()
-		if err != nil {
-			return total, err
-		}
-		total += n
-		if n < int64(chunk) {
-			return total, nil
-		}
-	}
-}
-
-// JobPurgeFinal deletes Completed and Faulted jobs that ended before params.Before, with their
-// history, purgeJobChunk jobs per transaction.
+// JobPurgeFinal deletes the jobs final long enough (sqlstore.Purger), on the writer.
 func (d *Driver) JobPurgeFinal(ctx context.Context, params store.JobPurgeFinalParams) (int64, error) {
-	n, err := d.deleteChunks(ctx, purgeJobChunk, `DELETE FROM jobs WHERE id IN (SELECT id FROM jobs
-		WHERE state IN `+finalStatesSQL+` AND final_at > 0 AND final_at < ? LIMIT ?)`, nanos(params.Before))
-	if err != nil {
-		return n, fmt.Errorf("job purge: %w", err)
+	return d.purger().JobPurgeFinal(ctx, params)
+}
+
+func (d *Driver) purger() sqlstore.Purger {
+	return sqlstore.Purger{
+		Exec: func(ctx context.Context, q string, args ...any) (int64, error) {
+			res, err := d.w.ExecContext(ctx, q, args...)
+			if err != nil {
+				return 0, err
+			}
+			return res.RowsAffected()
+		},
+		Time: func(t time.Time) any { return nanos(t) },
 	}
-	return n, nil
 }

@@ -8,13 +8,10 @@ import (
 	"time"
 
 	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/store"
+	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/store/sqlstore"
 )
 
-// executionColumns are an execution's columns (of executions e), in executionDest's order.
-const executionColumns = `e.id, e.job_id, e.tag, e.scheduled, e.repeat_count, e.missed, e.manual, e.phase, e.attempt, e.due_at,
-	e.claimed_at, e.owner, e.lease_until`
-
-// executionDest returns the scan destinations of executionColumns for e; done fills e's times.
+// executionDest returns the scan destinations of sqlstore.ExecutionColumns for e; done fills e's times.
 func executionDest(e *store.Execution) (dest []any, done func()) {
 	var (
 		scheduled, due, claimed, lease int64
@@ -26,15 +23,6 @@ func executionDest(e *store.Execution) (dest []any, done func()) {
 			e.Manual = manual != 0
 		}
 }
-
-// prefixed is a row whose first columns are scanned into prefix, the rest into what Scan is given
-// (so that scanJob reads the job columns that follow an execution's).
-type prefixed struct {
-	row    scanner
-	prefix []any
-}
-
-func (p prefixed) Scan(dest ...any) error { return p.row.Scan(append(p.prefix, dest...)...) }
 
 // inList is "(?, ?, ...)" for n values.
 func inList(n int) string {
@@ -94,7 +82,7 @@ func (d *Driver) ExecutionTake(ctx context.Context, params store.ExecutionTakePa
 			return err
 		}
 		defer upd.Close()
-		sel, err := tx.PrepareContext(ctx, `SELECT `+executionColumns+`, `+jobColumns+` FROM executions e
+		sel, err := tx.PrepareContext(ctx, `SELECT `+sqlstore.ExecutionColumns+`, `+jobColumns+` FROM executions e
 			JOIN jobs j ON j.id = e.job_id JOIN collections c ON c.id = j.collection_id WHERE e.id = ?`)
 		if err != nil {
 			return err
@@ -106,7 +94,7 @@ func (d *Driver) ExecutionTake(ctx context.Context, params store.ExecutionTakePa
 			}
 			e := &store.Execution{}
 			dest, done := executionDest(e)
-			j, err := scanJob(prefixed{row: sel.QueryRowContext(ctx, id), prefix: dest})
+			j, err := scanJob(sqlstore.Prefixed{Row: sel.QueryRowContext(ctx, id), Prefix: dest})
 			if err != nil {
 				return err
 			}

@@ -7,12 +7,13 @@ import (
 	"fmt"
 
 	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/store"
+	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/store/sqlstore"
 )
 
 // MetaGet returns a setting or store.ErrNotFound.
 func (d *Driver) MetaGet(ctx context.Context, params store.MetaGetParams) (string, error) {
 	var v string
-	err := d.w.QueryRowContext(ctx, `SELECT value FROM meta WHERE name = ?`, params.Name).Scan(&v)
+	err := d.w.QueryRowContext(ctx, sqlstore.MetaGet, params.Name).Scan(&v)
 	if errors.Is(err, sql.ErrNoRows) {
 		return "", fmt.Errorf("meta %s: %w", params.Name, store.ErrNotFound)
 	}
@@ -24,9 +25,9 @@ func (d *Driver) MetaGet(ctx context.Context, params store.MetaGetParams) (strin
 
 // MetaPut writes a setting in its own transaction.
 func (d *Driver) MetaPut(ctx context.Context, params store.MetaPutParams) error {
-	q := `INSERT INTO meta (name, value) VALUES (?, ?) ON CONFLICT (name) DO UPDATE SET value = excluded.value`
+	q := sqlstore.MetaPut
 	if params.IfAbsent {
-		q = `INSERT INTO meta (name, value) VALUES (?, ?) ON CONFLICT (name) DO NOTHING`
+		q = sqlstore.MetaPutIfAbsent
 	}
 	err := d.tx(ctx, func(tx *sql.Tx) error {
 		_, err := tx.ExecContext(ctx, q, params.Name, params.Value)
@@ -54,7 +55,7 @@ func (d *Driver) JobListAll(ctx context.Context, params store.JobListAllParams) 
 
 // JobStateCount counts every job by state.
 func (d *Driver) JobStateCount(ctx context.Context, _ store.JobStateCountParams) (map[string]int, error) {
-	rows, err := d.r.QueryContext(ctx, `SELECT state, count(*) FROM jobs GROUP BY state`)
+	rows, err := d.r.QueryContext(ctx, sqlstore.JobStateCount)
 	if err != nil {
 		return nil, fmt.Errorf("job state count: %w", err)
 	}

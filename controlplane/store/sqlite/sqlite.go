@@ -30,6 +30,7 @@ import (
 	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/store"
 	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/store/groupcommit"
 	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/store/migrate"
+	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/store/sqlstore"
 
 	_ "modernc.org/sqlite" // registers the "sqlite" database/sql driver
 )
@@ -61,7 +62,7 @@ type Driver struct {
 	r     *sql.DB // read-only pool
 	stmts map[string]*sql.Stmt
 	crud  crudStatements
-	puts  groupcommit.Queue[*putRequest] // JobPut's group commit (each batch one transaction, maxPutBatch)
+	puts  groupcommit.Queue[*sqlstore.PutRequest] // JobPut's group commit (each batch one transaction, maxPutBatch)
 }
 
 var _ store.Driver = (*Driver)(nil)

@@ -1,0 +1,119 @@
+// Package sqlstore is what the two SQL drivers (sqlite, postgres) share: the statements both run,
+// written once, and the Go around them that does not depend on the database. Statements use $N
+// placeholders, which PostgreSQL reads and SQLite (through modernc.org/sqlite) binds to the N-th
+// argument as well; times are arguments the driver encodes (Unix nanoseconds on SQLite, 0 for
+// the zero time; timestamptz on PostgreSQL, NULL for none).
+package sqlstore
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/store"
+	"github.com/schedulerhq/terraform-provider-scheduler/internal/jobstate"
+)
+
+// FinalStates is the twin of jobstate.Final: a state is final when it is IN it (storetest's
+// RuleStates pins both drivers to the rule's table).
+const FinalStates = `('` + jobstate.Completed + `', '` + jobstate.Faulted + `')`
+
+// Settings (store.Maintenance).
+const (
+	MetaGet         = `SELECT value FROM meta WHERE name = $1`
+	MetaPut         = `INSERT INTO meta (name, value) VALUES ($1, $2) ON CONFLICT (name) DO UPDATE SET value = excluded.value`
+	MetaPutIfAbsent = `INSERT INTO meta (name, value) VALUES ($1, $2) ON CONFLICT (name) DO NOTHING`
+	JobStateCount   = `SELECT state, count(*) FROM jobs GROUP BY state`
+)
+
+// ExecutionColumns are an execution's columns (of executions e), in the order of each driver's
+// executionDest.
+const ExecutionColumns = `e.id, e.job_id, e.tag, e.scheduled, e.repeat_count, e.missed, e.manual, e.phase, e.attempt, e.due_at,
+	e.claimed_at, e.owner, e.lease_until`
+
+// Prefixed is a row whose first columns are scanned into Prefix, the rest into what Scan is given
+// (so that a driver's scanJob reads the job columns that follow an execution's).
+type Prefixed struct {
+	Row interface {
+		Scan(dest ...any) error
+	}
+	Prefix []any
+}
+
+// Scan scans the row into Prefix then dest.
+func (p Prefixed) Scan(dest ...any) error { return p.Row.Scan(append(p.Prefix, dest...)...) }
+
+// Purge statements. Each deletes at most its last argument's rows (a chunk), so that no
+// transaction holds the writer long. JobPurgeFinal's $2 is the driver's encoding of the zero
+// time: a job's final_at is above it once set (SQLite stores 0 for none, PostgreSQL NULL).
+const (
+	historyPurgeEnded  = `DELETE FROM history WHERE id IN (SELECT id FROM history WHERE end_time < $1 LIMIT $2)`
+	historyPurgeBeyond = `DELETE FROM history WHERE id IN (
+		SELECT h.id FROM jobs j JOIN history h ON h.job_id = j.id AND h.repeat_count <= j.execution_count - $1
+		WHERE j.execution_count > $1 LIMIT $2)`
+	jobPurgeFinal = `DELETE FROM jobs WHERE id IN (SELECT id FROM jobs
+		WHERE state IN ` + FinalStates + ` AND final_at > $2 AND final_at < $1 LIMIT $3)`
+)
+
+const (
+	// purgeChunk is how many history rows one purge statement deletes at most.
+	purgeChunk = 5000
+	// purgeJobChunk is how many jobs one purge statement deletes at most: each takes its history
+	// (up to 1,000 executions' worth) with it.
+	purgeJobChunk = 50
+)
+
+// Exec runs a statement (committed on its own) and returns how many rows it affected.
+type Exec func(ctx context.Context, query string, args ...any) (int64, error)
+
+// Purger is the store.Purger both drivers are: Exec runs a statement, Time encodes a time as the
+// driver stores it.
+type Purger struct {
+	Exec Exec
+	Time func(time.Time) any
+}
+
+// HistoryPurge deletes history that ended before params.Before, and history beyond the last
+// KeepPerJob executions of each job (executions are numbered by the job's execution count: those
+// at or below count - KeepPerJob go), in statements of at most purgeChunk rows.
+func (p Purger) HistoryPurge(ctx context.Context, params store.HistoryPurgeParams) (int64, error) {
+	total, err := p.deleteChunks(ctx, purgeChunk, historyPurgeEnded, p.Time(params.Before))
+	if err != nil {
+		return total, fmt.Errorf("history purge: %w", err)
+	}
+	if params.KeepPerJob <= 0 {
+		return total, nil
+	}
+	n, err := p.deleteChunks(ctx, purgeChunk, historyPurgeBeyond, params.KeepPerJob)
+	total += n
+	if err != nil {
+		return total, fmt.Errorf("history purge: %w", err)
+	}
+	return total, nil
+}
+
+// JobPurgeFinal deletes Completed and Faulted jobs that ended before params.Before, with their
+// history, purgeJobChunk jobs per statement.
+func (p Purger) JobPurgeFinal(ctx context.Context, params store.JobPurgeFinalParams) (int64, error) {
+	n, err := p.deleteChunks(ctx, purgeJobChunk, jobPurgeFinal, p.Time(params.Before), p.Time(time.Time{}))
+	if err != nil {
+		return n, fmt.Errorf("job purge: %w", err)
+	}
+	return n, nil
+}
+
+// deleteChunks runs a DELETE whose last argument is a LIMIT (chunk) until it deletes fewer rows
+// than that, and returns the rows deleted.
+func (p Purger) deleteChunks(ctx context.Context, chunk int, q string, args ...any) (int64, error) {
+	var total int64
+	for {
+		n, err := p.Exec(ctx, q, append(args, chunk)...)
+		if err != nil {
+			return total, err
+		}
+		total += n
+		if n < int64(chunk) {
+			return total, nil
+		}
+	}
+}
