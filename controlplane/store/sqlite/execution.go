@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"sort"
 	"strings"
-	"time"
 
 	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/store"
 	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/store/sqlstore"
@@ -168,7 +167,7 @@ type claimedJob struct {
 	count   int
 }
 
-// claimJobs updates the jobs of a batch of scheduled claims of distinct jobs, historyChunk per
+// claimJobs updates the jobs of a batch of scheduled claims of distinct jobs, rowsPerStatement per
 // statement, and returns the jobs it updated (a claim whose job is absent lost: conflict or gone).
 // It returns nil, doing nothing, for any other batch.
 func (d *Driver) claimJobs(ctx context.Context, tx *sql.Tx, claims []store.ExecutionClaim, now int64) (map[int64]claimedJob, error) {
@@ -182,7 +181,7 @@ func (d *Driver) claimJobs(ctx context.Context, tx *sql.Tx, claims []store.Execu
 	out := make(map[int64]claimedJob, len(claims))
 	full := d.stmt(ctx, tx, "claim.batch64")
 	for len(claims) > 0 {
-		n := min(len(claims), historyChunk)
+		n := min(len(claims), rowsPerStatement)
 		chunk := claims[:n]
 		claims = claims[n:]
 		args := make([]any, 0, 4*n)
@@ -214,7 +213,7 @@ func queryChunk(ctx context.Context, tx *sql.Tx, full *sql.Stmt, textOf func(int
 		rows *sql.Rows
 		err  error
 	)
-	if n == historyChunk {
+	if n == rowsPerStatement {
 		rows, err = full.QueryContext(ctx, args...)
 	} else {
 		rows, err = tx.QueryContext(ctx, textOf(n), args...)
@@ -271,77 +270,10 @@ func (d *Driver) ExecutionListUnfinished(ctx context.Context, params store.Execu
 	return out, nil
 }
 
-// historyColumnsN is the number of values of one history row; historyChunk rows go in one
-// INSERT (one statement per chunk instead of one per row).
-const (
-	historyColumnsN = 11
-	historyChunk    = 64
-	historyInsert   = `INSERT INTO history (job_id, execution_id, execution_tag, action_name, status, message, retry_count,
-		repeat_count, expected_execution_time, start_time, end_time) VALUES `
-	historyRow = `(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
-)
-
-func historyInsertOf(n int) string {
-	return historyInsert + strings.TrimSuffix(strings.Repeat(historyRow+", ", n), ", ")
-}
-
-// deleteExecutions deletes the executions the finished records end (those of the record's
-// owner), a chunk per statement, and returns which of them existed.
-func (d *Driver) deleteExecutions(ctx context.Context, tx *sql.Tx, records []store.AttemptRecord) (map[int64]bool, error) {
-	var triples []any
-	for _, r := range records {
-		if r.Finished {
-			triples = append(triples, r.ExecutionID, r.JobID, r.Owner)
-		}
-	}
-	existed := make(map[int64]bool, len(triples)/3)
-	for len(triples) > 0 {
-		n := min(len(triples)/3, historyChunk)
-		chunk := triples[:3*n]
-		triples = triples[3*n:]
-		q := `DELETE FROM executions WHERE (id, job_id, owner) IN (VALUES ` +
-			strings.TrimSuffix(strings.Repeat("(?, ?, ?), ", n), ", ") + `) RETURNING id`
-		rows, err := tx.QueryContext(ctx, q, chunk...)
-		if err != nil {
-			return nil, fmt.Errorf("execution delete: %w", err)
-		}
-		for rows.Next() {
-			var id int64
-			if err := rows.Scan(&id); err != nil {
-				_ = rows.Close()
-				return nil, fmt.Errorf("execution delete: %w", err)
-			}
-			existed[id] = true
-		}
-		if err := rows.Close(); err != nil {
-			return nil, fmt.Errorf("execution delete: %w", err)
-		}
-		if err := rows.Err(); err != nil {
-			return nil, fmt.Errorf("execution delete: %w", err)
-		}
-	}
-	return existed, nil
-}
-
-// insertHistory inserts history rows (historyColumnsN values each), in order.
-func (d *Driver) insertHistory(ctx context.Context, tx *sql.Tx, rows []any) error {
-	full := d.stmt(ctx, tx, "record.history64")
-	for len(rows) > 0 {
-		n := min(len(rows)/historyColumnsN, historyChunk)
-		chunk := rows[:n*historyColumnsN]
-		rows = rows[n*historyColumnsN:]
-		var err error
-		if n == historyChunk {
-			_, err = full.ExecContext(ctx, chunk...)
-		} else {
-			_, err = tx.ExecContext(ctx, historyInsertOf(n), chunk...)
-		}
-		if err != nil {
-			return fmt.Errorf("history insert: %w", err)
-		}
-	}
-	return nil
-}
+// rowsPerStatement is how many rows one multi-row statement carries (claimed jobs, executions
+// inserted or deleted, history rows, recorded jobs): a full chunk runs a statement prepared once
+// (writerStatements), a last, partial one a text of its own.
+const rowsPerStatement = 64
 
 const (
 	executionInsert = `INSERT INTO executions (job_id, tag, scheduled, repeat_count, missed, manual, phase, attempt, due_at,
@@ -353,12 +285,12 @@ func executionInsertOf(n int) string {
 	return executionInsert + strings.TrimSuffix(strings.Repeat(executionRow+", ", n), ", ") + " RETURNING id, tag"
 }
 
-// insertExecutions inserts executions in chunks of historyChunk rows and sets their IDs. Rows of
+// insertExecutions inserts executions in chunks of rowsPerStatement rows and sets their IDs. Rows of
 // one INSERT get increasing IDs in VALUES order; the returned tags check that pairing.
 func (d *Driver) insertExecutions(ctx context.Context, tx *sql.Tx, xs []*store.Execution) error {
 	full := d.stmt(ctx, tx, "claim.insert64")
 	for len(xs) > 0 {
-		n := min(len(xs), historyChunk)
+		n := min(len(xs), rowsPerStatement)
 		chunk := xs[:n]
 		xs = xs[n:]
 		args := make([]any, 0, n*10)
@@ -370,7 +302,7 @@ func (d *Driver) insertExecutions(ctx context.Context, tx *sql.Tx, xs []*store.E
 			rows *sql.Rows
 			err  error
 		)
-		if n == historyChunk {
+		if n == rowsPerStatement {
 			rows, err = full.QueryContext(ctx, args...)
 		} else {
 			rows, err = tx.QueryContext(ctx, executionInsertOf(n), args...)
@@ -425,11 +357,11 @@ var writerStatements = map[string]string{
 		last_execution_time = ?, version = version + 1 WHERE id = ? RETURNING version, execution_count`,
 	"claim.exists":     `SELECT 1 FROM jobs WHERE id = ?`,
 	"claim.inflight":   manualInFlightSQL,
-	"claim.insert64":   executionInsertOf(historyChunk),
-	"claim.batch64":    claimBatchOf(historyChunk),
-	"record.batch64":   recordBatchOf(historyChunk),
+	"claim.insert64":   executionInsertOf(rowsPerStatement),
+	"claim.batch64":    claimBatchOf(rowsPerStatement),
+	"record.batch64":   recordBatchOf(rowsPerStatement),
 	"record.next":      `UPDATE executions SET phase = ?, attempt = ?, due_at = ? WHERE id = ? AND job_id = ? AND owner = ? RETURNING id`,
-	"record.history64": historyInsertOf(historyChunk),
+	"record.history64": historyInsertOf(rowsPerStatement),
 	"record.job": `UPDATE jobs SET failure_count = failure_count + ?1, faulted_count = faulted_count + ?2,
 		consecutive_faults = CASE WHEN ?2 THEN consecutive_faults + 1 WHEN ?3 THEN 0 ELSE consecutive_faults END,
 		version = version + 1 WHERE id = ?4 AND ` + recordChanges("?1", "?2", "?3") + `
@@ -456,196 +388,4 @@ func (d *Driver) prepare(ctx context.Context) error {
 // stmt returns a prepared writer statement bound to tx.
 func (d *Driver) stmt(ctx context.Context, tx *sql.Tx, name string) *sql.Stmt {
 	return tx.StmtContext(ctx, d.stmts[name])
-}
-
-// AttemptRecordMany records attempts in one transaction.
-func (d *Driver) AttemptRecordMany(ctx context.Context, params store.AttemptRecordManyParams) ([]store.AttemptRecordResult, error) {
-	out := make([]store.AttemptRecordResult, len(params.Records))
-	now := nanos(params.Now)
-	err := d.tx(ctx, func(tx *sql.Tx) error {
-		next := d.stmt(ctx, tx, "record.next")
-		job, othersStmt, final := d.stmt(ctx, tx, "record.job"), d.stmt(ctx, tx, "record.others"), d.stmt(ctx, tx, "record.final")
-		cancel := d.stmt(ctx, tx, "record.cancel")
-		finished, err := d.deleteExecutions(ctx, tx, params.Records)
-		if err != nil {
-			return err
-		}
-		var (
-			rows    []any // history rows, inserted together at the end
-			touched []int // records that change their job
-		)
-		for i, r := range params.Records {
-			var err error
-			if r.Finished {
-				if !finished[r.ExecutionID] {
-					err = sql.ErrNoRows
-				}
-			} else {
-				var id int64
-				err = next.QueryRowContext(ctx, r.Phase, r.Attempt, nanos(r.Next), r.ExecutionID, r.JobID, r.Owner).Scan(&id)
-			}
-			if errors.Is(err, sql.ErrNoRows) {
-				out[i] = store.AttemptRecordResult{Gone: true}
-				continue
-			}
-			if err != nil {
-				return err
-			}
-			if r.Cancelled {
-				var j recordedJob
-				err := cancel.QueryRowContext(ctx, r.JobID).Scan(&j.version, &j.state)
-				if errors.Is(err, sql.ErrNoRows) {
-					continue
-				}
-				if err != nil {
-					return err
-				}
-				out[i] = store.AttemptRecordResult{State: j.state, Version: j.version, Previous: j.version - 1}
-				continue
-			}
-			h := r.History
-			rows = append(rows, r.JobID, r.ExecutionID, h.ExecutionTag, h.ActionName, h.Status, h.Message,
-				h.RetryCount, h.RepeatCount, nanos(h.ExpectedExecutionTime), nanos(h.StartTime), nanos(h.EndTime))
-			if r.Failure || r.Finished {
-				touched = append(touched, i)
-			}
-		}
-		// Records of distinct jobs update them a chunk per statement; else row by row, in order.
-		batched, err := d.recordJobs(ctx, tx, params.Records, touched)
-		if err != nil {
-			return err
-		}
-		for _, i := range touched {
-			r := params.Records[i]
-			var j recordedJob
-			if batched != nil {
-				var ok bool
-				if j, ok = batched[r.JobID]; !ok {
-					continue // nothing to change: the job is untouched
-				}
-			} else {
-				err := job.QueryRowContext(ctx, boolInt(r.Failure), boolInt(r.Finished && r.Faulted),
-					boolInt(r.Finished), r.JobID).Scan(&j.version, &j.state, &j.consecutive, &j.next)
-				if errors.Is(err, sql.ErrNoRows) {
-					continue // nothing to change: the job is untouched
-				}
-				if err != nil {
-					return err
-				}
-			}
-			out[i] = store.AttemptRecordResult{State: j.state, Version: j.version, Previous: j.version - 1}
-			// The counters are applied (the twin of jobstate.Record.Apply's); the state is settled
-			// by the rule itself.
-			rule := jobstate.Record{Failure: r.Failure, Finished: r.Finished, Faulted: r.Faulted, FaultedAfter: r.FaultedAfter}
-			others := 0
-			if rule.AsksOtherExecutions(j.state, j.consecutive, j.next != 0) {
-				if err := othersStmt.QueryRowContext(ctx, r.JobID).Scan(&others); err != nil {
-					return err
-				}
-			}
-			if to, ok := rule.Settle(j.state, j.consecutive, j.next != 0, others > 0); ok {
-				if _, err := final.ExecContext(ctx, to, now, r.JobID); err != nil {
-					return err
-				}
-				out[i].State = to
-			}
-		}
-		return d.insertHistory(ctx, tx, rows)
-	})
-	if err != nil {
-		return nil, fmt.Errorf("attempt record: %w", err)
-	}
-	return out, nil
-}
-
-// recordedJob is a job as a record left it.
-type recordedJob struct {
-	version     int64
-	state       string
-	consecutive int
-	next        int64
-}
-
-// recordJobs applies the counters of the touched records to their jobs, historyChunk per
-// statement, when those jobs are distinct; it returns nil, doing nothing, otherwise.
-func (d *Driver) recordJobs(ctx context.Context, tx *sql.Tx, records []store.AttemptRecord, touched []int) (map[int64]recordedJob, error) {
-	seen := make(map[int64]bool, len(touched))
-	for _, i := range touched {
-		if seen[records[i].JobID] {
-			return nil, nil
-		}
-		seen[records[i].JobID] = true
-	}
-	out := make(map[int64]recordedJob, len(touched))
-	full := d.stmt(ctx, tx, "record.batch64")
-	for len(touched) > 0 {
-		n := min(len(touched), historyChunk)
-		chunk := touched[:n]
-		touched = touched[n:]
-		args := make([]any, 0, 4*n)
-		for _, i := range chunk {
-			r := records[i]
-			args = append(args, r.JobID, boolInt(r.Failure), boolInt(r.Finished && r.Faulted), boolInt(r.Finished))
-		}
-		err := queryChunk(ctx, tx, full, recordBatchOf, n, args, func(rows *sql.Rows) error {
-			var (
-				id int64
-				j  recordedJob
-			)
-			if err := rows.Scan(&id, &j.version, &j.state, &j.consecutive, &j.next); err != nil {
-				return err
-			}
-			out[id] = j
-			return nil
-		})
-		if err != nil {
-			return nil, fmt.Errorf("record jobs: %w", err)
-		}
-	}
-	return out, nil
-}
-
-func recordBatchOf(n int) string {
-	return `UPDATE jobs SET failure_count = failure_count + v.column2, faulted_count = faulted_count + v.column3,
-		consecutive_faults = CASE WHEN v.column3 THEN consecutive_faults + 1 WHEN v.column4 THEN 0 ELSE consecutive_faults END,
-		version = version + 1
-		FROM (VALUES ` + strings.TrimSuffix(strings.Repeat("(?, ?, ?, ?), ", n), ", ") + `) AS v
-		WHERE jobs.id = v.column1 AND ` + recordChanges("v.column2", "v.column3", "v.column4") + `
-		RETURNING jobs.id, jobs.version, jobs.state, jobs.consecutive_faults, jobs.next_execution_time`
-}
-
-// recordChanges is the condition under which a record changes its job (failure, faulted and
-// finished are the record's flags): a failure or a fault counts; a good occurrence resets a run
-// of consecutive faults; a finished execution of a job with nothing scheduled may complete it.
-// With the counters of "record.job" and recordBatchOf it is the twin of jobstate.Record.Apply
-// (Changed and the counters; Settle decides the state in Go): storetest's RuleRecord drives the
-// driver through jobstate.RecordTable.
-// A good occurrence of a job that had no fault and has more to run changes nothing, and the job
-// row is not rewritten: most records are that one, and skipping the write saves a scattered page
-// per fire.
-func recordChanges(failure, faulted, finished string) string {
-	return `(` + failure + ` OR ` + faulted + ` OR (` + finished + ` AND (jobs.consecutive_faults != 0 OR jobs.next_execution_time = 0)))`
-}
-
-// HistoryPurge deletes old history (sqlstore.Purger), on the writer.
-func (d *Driver) HistoryPurge(ctx context.Context, params store.HistoryPurgeParams) (int64, error) {
-	return d.purger().HistoryPurge(ctx, params)
-}
-
-// JobPurgeFinal deletes the jobs final long enough (sqlstore.Purger), on the writer.
-func (d *Driver) JobPurgeFinal(ctx context.Context, params store.JobPurgeFinalParams) (int64, error) {
-	return d.purger().JobPurgeFinal(ctx, params)
-}
-
-func (d *Driver) purger() sqlstore.Purger {
-	return sqlstore.Purger{
-		Exec: func(ctx context.Context, q string, args ...any) (int64, error) {
-			res, err := d.w.ExecContext(ctx, q, args...)
-			if err != nil {
-				return 0, err
-			}
-			return res.RowsAffected()
-		},
-		Time: func(t time.Time) any { return nanos(t) },
-	}
 }

@@ -1,0 +1,29 @@
+package postgres
+
+import (
+	"context"
+	"time"
+
+	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/store"
+	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/store/sqlstore"
+)
+
+// HistoryPurge deletes old history (sqlstore.Purger).
+func (d *Driver) HistoryPurge(ctx context.Context, params store.HistoryPurgeParams) (int64, error) {
+	return d.purger().HistoryPurge(ctx, params)
+}
+
+// JobPurgeFinal deletes the jobs final long enough (sqlstore.Purger).
+func (d *Driver) JobPurgeFinal(ctx context.Context, params store.JobPurgeFinalParams) (int64, error) {
+	return d.purger().JobPurgeFinal(ctx, params)
+}
+
+func (d *Driver) purger() sqlstore.Purger {
+	return sqlstore.Purger{
+		Exec: func(ctx context.Context, q string, args ...any) (int64, error) {
+			tag, err := d.pool.Exec(ctx, q, args...)
+			return tag.RowsAffected(), err
+		},
+		Time: func(t time.Time) any { return t },
+	}
+}
