@@ -1,11 +1,16 @@
 package provider
 
 import (
+	"regexp"
 	"strings"
 
 	dschema "github.com/hashicorp/terraform-plugin-framework/datasource/schema"
 	rschema "github.com/hashicorp/terraform-plugin-framework/resource/schema"
 )
+
+// requiredPrefix is the start of a description saying an argument is required ("Required. ",
+// "Required: this or `password_wo`. ").
+var requiredPrefix = regexp.MustCompile("^Required(\\. |: [^.]*\\. )")
 
 // dataSourceAttr turns a resource schema attribute into the data source's: all computed (the
 // data source reads it) when computed is set, else with the same requiredness and validators.
@@ -14,7 +19,7 @@ func dataSourceAttr(a rschema.Attribute, computed bool) dschema.Attribute {
 	// "Required." in a description says an argument must be set in its block: not read.
 	desc := func(d string) string {
 		if computed {
-			return strings.TrimSuffix(strings.TrimPrefix(d, "Required. "), " Required.")
+			return strings.TrimSuffix(requiredPrefix.ReplaceAllString(d, ""), " Required.")
 		}
 		return d
 	}
@@ -77,8 +82,25 @@ func dataSourceAttrs(m map[string]rschema.Attribute, computed bool) map[string]d
 	out := make(map[string]dschema.Attribute, len(m))
 	for k, a := range m {
 		out[k] = dataSourceAttr(a, computed)
+		if computed && (a.IsWriteOnly() || strings.HasSuffix(k, versionSuffix)) {
+			// A secret's write-only form and its version are the configuration's: never read.
+			out[k] = dataSourceAttr(writeOnlyAsRead(a), computed)
+		}
 	}
 	return out
+}
+
+// writeOnlyAsRead is a write-only attribute or a write-only version as a data source shows it:
+// always null.
+func writeOnlyAsRead(a rschema.Attribute) rschema.Attribute {
+	const desc = "Always null: the write-only form of a secret, and its version, are never read."
+	switch x := a.(type) {
+	case rschema.StringAttribute:
+		return rschema.StringAttribute{Sensitive: x.Sensitive, MarkdownDescription: desc}
+	case rschema.Int64Attribute:
+		return rschema.Int64Attribute{MarkdownDescription: desc}
+	}
+	return a
 }
 
 // dataSourceBlockAttr turns a resource schema block into a computed nested attribute of a data

@@ -28,6 +28,7 @@ var (
 	_ resource.ResourceWithConfigure      = (*jobCollectionResource)(nil)
 	_ resource.ResourceWithImportState    = (*jobCollectionResource)(nil)
 	_ resource.ResourceWithValidateConfig = (*jobCollectionResource)(nil)
+	_ resource.ResourceWithIdentity       = (*jobCollectionResource)(nil)
 )
 
 // Enum values in Azure's spelling; the schema accepts them in any case.
@@ -273,6 +274,7 @@ func (r *jobCollectionResource) Create(ctx context.Context, req resource.CreateR
 	}
 	if state, ok := putCollection(ctx, c, id, &plan, "creating", "created", &resp.Diagnostics); ok {
 		resp.Diagnostics.Append(resp.State.Set(ctx, state)...)
+		setIdentity(ctx, resp.Identity, collectionIdentity(id), &resp.Diagnostics)
 	}
 }
 
@@ -332,6 +334,7 @@ func (r *jobCollectionResource) Read(ctx context.Context, req resource.ReadReque
 		state.fromWire(ctx, id, out, &prior)
 	}
 	resp.Diagnostics.Append(resp.State.Set(ctx, &state)...)
+	setIdentity(ctx, resp.Identity, collectionIdentity(id), &resp.Diagnostics)
 }
 
 func (r *jobCollectionResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
@@ -351,6 +354,7 @@ func (r *jobCollectionResource) Update(ctx context.Context, req resource.UpdateR
 	}
 	if state, ok := putCollection(ctx, c, id, &plan, "updating", "updated", &resp.Diagnostics); ok {
 		resp.Diagnostics.Append(resp.State.Set(ctx, state)...)
+		setIdentity(ctx, resp.Identity, collectionIdentity(id), &resp.Diagnostics)
 	}
 }
 
@@ -373,14 +377,19 @@ func (r *jobCollectionResource) Delete(ctx context.Context, req resource.DeleteR
 	}
 }
 
-// ImportState takes the collection's ARM id.
+// ImportState takes the collection's ARM id or its identity.
 func (r *jobCollectionResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
-	id, err := client.ParseCollectionID(req.ID)
+	id, err := importedCollectionID(ctx, req, &resp.Diagnostics)
 	if err != nil {
-		resp.Diagnostics.AddError("Import the job collection by its ARM id", err.Error())
+		resp.Diagnostics.AddError("Import the job collection by its ARM id or its identity (subscription, resource_group, name)", err.Error())
 		return
 	}
 	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("id"), id.String())...)
+	setIdentity(ctx, resp.Identity, collectionIdentity(id), &resp.Diagnostics)
+}
+
+func (r *jobCollectionResource) IdentitySchema(_ context.Context, _ resource.IdentitySchemaRequest, resp *resource.IdentitySchemaResponse) {
+	resp.IdentitySchema = collectionIdentitySchema()
 }
 
 // canonical returns v in Azure's spelling when it is one of allowed (any case), else v.

@@ -2,6 +2,7 @@ package provider
 
 import (
 	"context"
+	"slices"
 	"strings"
 
 	"github.com/hashicorp/terraform-plugin-framework/attr"
@@ -22,6 +23,7 @@ var (
 	_ resource.ResourceWithImportState    = (*jobResource)(nil)
 	_ resource.ResourceWithValidateConfig = (*jobResource)(nil)
 	_ resource.ResourceWithModifyPlan     = (*jobResource)(nil)
+	_ resource.ResourceWithIdentity       = (*jobResource)(nil)
 )
 
 // jobResource is scheduler_job. clock tells "now" to the plan-time validation (the anchor of a
@@ -37,6 +39,10 @@ func (r *jobResource) Metadata(_ context.Context, req resource.MetadataRequest, 
 
 func (r *jobResource) Schema(_ context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
 	resp.Schema = jobSchema()
+}
+
+func (r *jobResource) IdentitySchema(_ context.Context, _ resource.IdentitySchemaRequest, resp *resource.IdentitySchemaResponse) {
+	resp.IdentitySchema = jobIdentitySchema()
 }
 
 func (r *jobResource) Configure(_ context.Context, req resource.ConfigureRequest, resp *resource.ConfigureResponse) {
@@ -63,13 +69,28 @@ func validateJob(diags *diag.Diagnostics, m *jobModel, c clock.Clock) {
 	if m.Action == nil {
 		return // required: the schema reports it (or it is unknown)
 	}
-	p, unknown := m.toWire()
+	p, unknown, forms := m.toWireNoting()
 	_, problems := jobdef.Validate(p, c.Now())
 	for _, pr := range problems {
 		if unknown.covers(pr.Path) || schemaChecked(pr) {
 			continue
 		}
-		addProblem(diags, jobAttrPath(pr.Path, p), pr.Message)
+		at, msg := jobAttrPath(pr.Path, p), pr.Message
+		switch {
+		case slices.Contains(forms.writeOnly, pr.Path):
+			at = writeOnlyPath(at) // the problem is the write-only value's
+		case slices.Contains(forms.unset, pr.Path):
+			msg += " (or " + lastName(at) + writeOnlySuffix + ")" // either form will do
+		}
+		addProblem(diags, at, msg)
+	}
+	for _, s := range forms.sensitive {
+		at := jobAttrPath(s, p)
+		name := lastName(at)
+		diags.AddAttributeWarning(at, "Prefer "+name+writeOnlySuffix+": "+name+" is stored in the state",
+			"The value of "+name+" is hidden in plans but written to the Terraform state. With Terraform 1.11+ or "+
+				"OpenTofu 1.11+ set "+name+writeOnlySuffix+" instead (never stored), with "+name+versionSuffix+
+				" to send a new value: for example from an ephemeral resource.")
 	}
 }
 
@@ -146,11 +167,13 @@ func (r *jobResource) Create(ctx context.Context, req resource.CreateRequest, re
 	if c == nil {
 		return
 	}
-	var plan jobModel
+	var plan, config jobModel
 	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
+	resp.Diagnostics.Append(req.Config.Get(ctx, &config)...)
 	if resp.Diagnostics.HasError() {
 		return
 	}
+	copyWriteOnly(&plan, &config) // the plan never holds them
 	coll, err := client.ParseCollectionID(plan.JobCollectionID.ValueString())
 	if err != nil {
 		resp.Diagnostics.AddAttributeError(path.Root("job_collection_id"), "Set job_collection_id to a job collection's id", err.Error())
@@ -167,6 +190,7 @@ func (r *jobResource) Create(ctx context.Context, req resource.CreateRequest, re
 	}
 	if state, ok := putJob(ctx, c, id, &plan, "creating", "created", &resp.Diagnostics); ok {
 		resp.Diagnostics.Append(resp.State.Set(ctx, state)...)
+		setIdentity(ctx, resp.Identity, jobIdentity(id), &resp.Diagnostics)
 	}
 }
 
@@ -226,6 +250,7 @@ func (r *jobResource) Read(ctx context.Context, req resource.ReadRequest, resp *
 		state.fromWire(id, out, &prior)
 	}
 	resp.Diagnostics.Append(resp.State.Set(ctx, &state)...)
+	setIdentity(ctx, resp.Identity, jobIdentity(id), &resp.Diagnostics)
 }
 
 func (r *jobResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
@@ -233,18 +258,21 @@ func (r *jobResource) Update(ctx context.Context, req resource.UpdateRequest, re
 	if c == nil {
 		return
 	}
-	var plan, prior jobModel
+	var plan, config, prior jobModel
 	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
+	resp.Diagnostics.Append(req.Config.Get(ctx, &config)...)
 	resp.Diagnostics.Append(req.State.Get(ctx, &prior)...)
 	if resp.Diagnostics.HasError() {
 		return
 	}
+	copyWriteOnly(&plan, &config) // the plan never holds them
 	id, ok := jobIDFromState(&prior, &resp.Diagnostics)
 	if !ok {
 		return
 	}
 	if state, ok := putJob(ctx, c, id, &plan, "updating", "updated", &resp.Diagnostics); ok {
 		resp.Diagnostics.Append(resp.State.Set(ctx, state)...)
+		setIdentity(ctx, resp.Identity, jobIdentity(id), &resp.Diagnostics)
 	}
 }
 
@@ -267,12 +295,13 @@ func (r *jobResource) Delete(ctx context.Context, req resource.DeleteRequest, re
 	}
 }
 
-// ImportState takes the job's ARM id.
+// ImportState takes the job's ARM id or its identity.
 func (r *jobResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
-	id, err := client.ParseJobID(req.ID)
+	id, err := importedJobID(ctx, req, &resp.Diagnostics)
 	if err != nil {
-		resp.Diagnostics.AddError("Import the job by its ARM id", err.Error())
+		resp.Diagnostics.AddError("Import the job by its ARM id or its identity (subscription, resource_group, job_collection, name)", err.Error())
 		return
 	}
 	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("id"), id.String())...)
+	setIdentity(ctx, resp.Identity, jobIdentity(id), &resp.Diagnostics)
 }

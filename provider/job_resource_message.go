@@ -14,10 +14,12 @@ import (
 // with which type, and every field's rule, is checked at plan time by the engine (jobdef).
 
 type queueMessageModel struct {
-	StorageAccount types.String `tfsdk:"storage_account"`
-	QueueName      types.String `tfsdk:"queue_name"`
-	SasToken       types.String `tfsdk:"sas_token"`
-	Message        types.String `tfsdk:"message"`
+	StorageAccount    types.String `tfsdk:"storage_account"`
+	QueueName         types.String `tfsdk:"queue_name"`
+	SasToken          types.String `tfsdk:"sas_token"`
+	SasTokenWO        types.String `tfsdk:"sas_token_wo"`
+	SasTokenWOVersion types.Int64  `tfsdk:"sas_token_wo_version"`
+	Message           types.String `tfsdk:"message"`
 }
 
 // ServiceBusMessageModel is what queue and topic messages share (embedded in both; exported
@@ -42,8 +44,10 @@ type sbTopicModel struct {
 }
 
 type sbAuthModel struct {
-	SasKeyName types.String `tfsdk:"sas_key_name"`
-	SasKey     types.String `tfsdk:"sas_key"`
+	SasKeyName      types.String `tfsdk:"sas_key_name"`
+	SasKey          types.String `tfsdk:"sas_key"`
+	SasKeyWO        types.String `tfsdk:"sas_key_wo"`
+	SasKeyWOVersion types.Int64  `tfsdk:"sas_key_wo_version"`
 }
 
 type brokeredPropsModel struct {
@@ -62,16 +66,16 @@ type brokeredPropsModel struct {
 }
 
 func queueMessageBlock() schema.SingleNestedBlock {
-	return schema.SingleNestedBlock{
+	b := schema.SingleNestedBlock{
 		MarkdownDescription: "The message of a `StorageQueue` action: put on an Azure Storage queue (the daemon's `--storage-queue-endpoint`) in Azure Scheduler's `StorageQueueMessage` envelope.",
 		Attributes: map[string]schema.Attribute{
 			"storage_account": schema.StringAttribute{Optional: true, MarkdownDescription: "Required. Storage account name: 3 to 24 lower-case letters and digits."},
 			"queue_name":      schema.StringAttribute{Optional: true, MarkdownDescription: "Required. Queue name: 3 to 63 lower-case letters, digits and single hyphens."},
-			"sas_token": schema.StringAttribute{Optional: true, Sensitive: true,
-				MarkdownDescription: "Required. Shared access signature allowing Add on the queue (a query string with `sig=`, with or without `?`). Write-only in the API: kept from the configuration."},
-			"message": schema.StringAttribute{Optional: true, MarkdownDescription: "Required. The message, carried in the envelope's `Message` element."},
+			"message":         schema.StringAttribute{Optional: true, MarkdownDescription: "Required. The message, carried in the envelope's `Message` element."},
 		},
 	}
+	secretAttributes(b.Attributes, "sas_token", "Shared access signature allowing Add on the queue (a query string with `sig=`, with or without `?`).", true)
+	return b
 }
 
 func serviceBusMessageBlock(topic bool) schema.SingleNestedBlock {
@@ -84,6 +88,10 @@ func serviceBusMessageBlock(topic bool) schema.SingleNestedBlock {
 	str := func(d string) schema.StringAttribute {
 		return schema.StringAttribute{Optional: true, MarkdownDescription: d}
 	}
+	auth := map[string]schema.Attribute{
+		"sas_key_name": schema.StringAttribute{Optional: true, MarkdownDescription: "Required. Name of the shared access policy."},
+	}
+	secretAttributes(auth, "sas_key", "The policy's key.", true)
 	return schema.SingleNestedBlock{
 		MarkdownDescription: desc,
 		Attributes: map[string]schema.Attribute{
@@ -100,11 +108,7 @@ func serviceBusMessageBlock(topic bool) schema.SingleNestedBlock {
 			"authentication": schema.SingleNestedBlock{
 				// Required: the engine reports a missing block (validateJob), once.
 				MarkdownDescription: "Shared access key (type `SharedAccessKey`). Required.",
-				Attributes: map[string]schema.Attribute{
-					"sas_key_name": schema.StringAttribute{Optional: true, MarkdownDescription: "Required. Name of the shared access policy."},
-					"sas_key": schema.StringAttribute{Optional: true, Sensitive: true,
-						MarkdownDescription: "Required. The policy's key. Write-only in the API: kept from the configuration."},
-				},
+				Attributes:          auth,
 			},
 			"brokered_message_properties": schema.SingleNestedBlock{
 				MarkdownDescription: "System properties of the message, mapped to AMQP as Service Bus maps them.",
@@ -133,7 +137,7 @@ func (q *queueMessageModel) toWire(c conv, at string) *wire.StorageQueueMessage 
 	}
 	return &wire.StorageQueueMessage{
 		StorageAccount: c.str(q.StorageAccount, at+".storageAccount"), QueueName: c.str(q.QueueName, at+".queueName"),
-		SasToken: c.str(q.SasToken, at+".sasToken"), Message: c.str(q.Message, at+".message"),
+		SasToken: c.secret(q.SasToken, q.SasTokenWO, at+".sasToken"), Message: c.str(q.Message, at+".message"),
 	}
 }
 
@@ -145,7 +149,7 @@ func (m *ServiceBusMessageModel) toWire(c conv, at string) wire.ServiceBusMessag
 	}
 	if a := m.Authentication; a != nil {
 		out.Authentication = &wire.ServiceBusAuthentication{Type: "SharedAccessKey",
-			SasKeyName: c.str(a.SasKeyName, at+".authentication.sasKeyName"), SasKey: c.str(a.SasKey, at+".authentication.sasKey")}
+			SasKeyName: c.str(a.SasKeyName, at+".authentication.sasKeyName"), SasKey: c.secret(a.SasKey, a.SasKeyWO, at+".authentication.sasKey")}
 	}
 	if b := m.BrokeredMessageProperties; b != nil {
 		bp := at + ".brokeredMessageProperties."
@@ -184,10 +188,11 @@ func queueMessageFromWire(q *wire.StorageQueueMessage, prior *queueMessageModel,
 		prior = &queueMessageModel{}
 	}
 	return &queueMessageModel{
-		StorageAccount: keepString(prior.StorageAccount, q.StorageAccount, fresh, sameString),
-		QueueName:      keepString(prior.QueueName, q.QueueName, fresh, sameString),
-		SasToken:       secret(prior.SasToken, fresh),
-		Message:        keepString(prior.Message, q.Message, fresh, sameString),
+		StorageAccount:    keepString(prior.StorageAccount, q.StorageAccount, fresh, sameString),
+		QueueName:         keepString(prior.QueueName, q.QueueName, fresh, sameString),
+		SasToken:          secret(prior.SasToken, fresh),
+		SasTokenWOVersion: writeOnlyVersion(prior.SasTokenWOVersion, fresh),
+		Message:           keepString(prior.Message, q.Message, fresh, sameString),
 	}
 }
 
@@ -205,7 +210,8 @@ func serviceBusFromWire(m *wire.ServiceBusMessage, prior *ServiceBusMessageModel
 		if pa == nil {
 			pa = &sbAuthModel{}
 		}
-		out.Authentication = &sbAuthModel{SasKeyName: keepString(pa.SasKeyName, a.SasKeyName, f, sameString), SasKey: secret(pa.SasKey, fresh)}
+		out.Authentication = &sbAuthModel{SasKeyName: keepString(pa.SasKeyName, a.SasKeyName, f, sameString), SasKey: secret(pa.SasKey, fresh),
+			SasKeyWOVersion: writeOnlyVersion(pa.SasKeyWOVersion, fresh)}
 	}
 	if b := m.BrokeredMessageProperties; b != nil && (fresh || prior.BrokeredMessageProperties != nil) {
 		pb := prior.BrokeredMessageProperties

@@ -148,6 +148,23 @@ resource "scheduler_job" "topic" {
 // diagnostic as "summary | attribute path".
 func validateAction(t *testing.T, action map[string]any) []string {
 	t.Helper()
+	return diagnosticsOf(validateActionThroughServer(t, action), tfprotov6.DiagnosticSeverityError)
+}
+
+// diagnosticsOf is the diagnostics of severity sev, "summary | attribute path".
+func diagnosticsOf(ds []*tfprotov6.Diagnostic, sev tfprotov6.DiagnosticSeverity) []string {
+	var out []string
+	for _, d := range ds {
+		if d.Severity == sev {
+			out = append(out, fmt.Sprintf("%s | %s", d.Summary, d.Attribute))
+		}
+	}
+	return out
+}
+
+// validateActionThroughServer validates a job with that action through the provider server.
+func validateActionThroughServer(t *testing.T, action map[string]any) []*tfprotov6.Diagnostic {
+	t.Helper()
 	ctx := context.Background()
 	server, err := providerserver.NewProtocol6WithError(New("test")())()
 	if err != nil {
@@ -171,15 +188,12 @@ func validateAction(t *testing.T, action map[string]any) []string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	resp, err := server.ValidateResourceConfig(ctx, &tfprotov6.ValidateResourceConfigRequest{TypeName: "scheduler_job", Config: &dv})
+	resp, err := server.ValidateResourceConfig(ctx, &tfprotov6.ValidateResourceConfigRequest{TypeName: "scheduler_job", Config: &dv,
+		ClientCapabilities: &tfprotov6.ValidateResourceConfigClientCapabilities{WriteOnlyAttributesAllowed: true}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	var out []string
-	for _, d := range resp.Diagnostics {
-		out = append(out, fmt.Sprintf("%s | %s", d.Summary, d.Attribute))
-	}
-	return out
+	return resp.Diagnostics
 }
 
 func sbBlock(entity, name string) map[string]any {

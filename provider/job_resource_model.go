@@ -57,13 +57,19 @@ type authenticationModel struct {
 }
 
 type basicAuthModel struct {
-	Username types.String `tfsdk:"username"`
-	Password types.String `tfsdk:"password"`
+	Username          types.String `tfsdk:"username"`
+	Password          types.String `tfsdk:"password"`
+	PasswordWO        types.String `tfsdk:"password_wo"`
+	PasswordWOVersion types.Int64  `tfsdk:"password_wo_version"`
 }
 
 type clientCertModel struct {
 	Pfx                       types.String `tfsdk:"pfx"`
+	PfxWO                     types.String `tfsdk:"pfx_wo"`
+	PfxWOVersion              types.Int64  `tfsdk:"pfx_wo_version"`
 	Password                  types.String `tfsdk:"password"`
+	PasswordWO                types.String `tfsdk:"password_wo"`
+	PasswordWOVersion         types.Int64  `tfsdk:"password_wo_version"`
 	CertificateThumbprint     types.String `tfsdk:"certificate_thumbprint"`
 	CertificateExpirationDate types.String `tfsdk:"certificate_expiration_date"`
 	CertificateSubjectName    types.String `tfsdk:"certificate_subject_name"`
@@ -74,6 +80,9 @@ type oauthModel struct {
 	Audience types.String `tfsdk:"audience"`
 	ClientID types.String `tfsdk:"client_id"`
 	Secret   types.String `tfsdk:"secret"`
+	// SecretWO and SecretWOVersion: see secret.go.
+	SecretWO        types.String `tfsdk:"secret_wo"`
+	SecretWOVersion types.Int64  `tfsdk:"secret_wo_version"`
 }
 
 type retryPolicyModel struct {
@@ -162,7 +171,14 @@ func relates(problem, v string) bool {
 }
 
 // conv turns model values into wire values, noting the paths of unknown ones.
-type conv struct{ unknown *unknowns }
+// conv converts the model to the API's types, noting the unknown values and which form of each
+// secret is set (JSON paths).
+type conv struct {
+	unknown   *unknowns
+	sensitive *[]string
+	writeOnly *[]string
+	unset     *[]string
+}
 
 func (c conv) mark(v interface{ IsUnknown() bool }, path string) bool {
 	if v.IsUnknown() {
@@ -238,8 +254,19 @@ func (c conv) strMap(v types.Map, path string) map[string]string {
 
 // toWire builds the job's properties (enums in Azure's spelling) and lists the unknown values.
 func (m *jobModel) toWire() (*wire.JobProperties, unknowns) {
+	p, u, _ := m.toWireNoting()
+	return p, u
+}
+
+// secretForms lists the JSON paths of the secrets set in their sensitive form, in their
+// write-only form, and in neither.
+type secretForms struct{ sensitive, writeOnly, unset []string }
+
+// toWireNoting is toWire, also telling which form of each secret is set.
+func (m *jobModel) toWireNoting() (*wire.JobProperties, unknowns, secretForms) {
 	var u unknowns
-	c := conv{&u}
+	var s secretForms
+	c := conv{&u, &s.sensitive, &s.writeOnly, &s.unset}
 	p := &wire.JobProperties{
 		StartTime:  c.str(m.StartTime, "startTime"),
 		State:      canonical(str(m.State), jobWritableStates),
@@ -265,7 +292,7 @@ func (m *jobModel) toWire() (*wire.JobProperties, unknowns) {
 			}
 		}
 	}
-	return p, u
+	return p, u, s
 }
 
 func (r *requestModel) toWire(c conv, at string) *wire.HTTPRequest {
@@ -283,15 +310,16 @@ func (r *requestModel) toWire(c conv, at string) *wire.HTTPRequest {
 		switch {
 		case a.Basic != nil:
 			out.Authentication = &wire.HTTPAuthentication{Type: jobdef.AuthBasic,
-				Username: c.str(a.Basic.Username, at+".username"), Password: c.str(a.Basic.Password, at+".password")}
+				Username: c.str(a.Basic.Username, at+".username"), Password: c.secret(a.Basic.Password, a.Basic.PasswordWO, at+".password")}
 		case a.ClientCertificate != nil:
 			out.Authentication = &wire.HTTPAuthentication{Type: jobdef.AuthClientCertificate,
-				Pfx: c.str(a.ClientCertificate.Pfx, at+".pfx"), Password: c.str(a.ClientCertificate.Password, at+".password")}
+				Pfx:      c.secret(a.ClientCertificate.Pfx, a.ClientCertificate.PfxWO, at+".pfx"),
+				Password: c.secret(a.ClientCertificate.Password, a.ClientCertificate.PasswordWO, at+".password")}
 		case a.ActiveDirectoryOAuth != nil:
 			o := a.ActiveDirectoryOAuth
 			out.Authentication = &wire.HTTPAuthentication{Type: jobdef.AuthActiveDirectoryOAuth,
 				Tenant: c.str(o.Tenant, at+".tenant"), Audience: c.str(o.Audience, at+".audience"),
-				ClientID: c.str(o.ClientID, at+".clientId"), Secret: c.str(o.Secret, at+".secret")}
+				ClientID: c.str(o.ClientID, at+".clientId"), Secret: c.secret(o.Secret, o.SecretWO, at+".secret")}
 		}
 	}
 	return out

@@ -154,8 +154,9 @@ func requestFromWire(r *wire.HTTPRequest, prior *requestModel, fresh bool) *requ
 			pb = &basicAuthModel{}
 		}
 		out.Authentication.Basic = &basicAuthModel{
-			Username: keepString(pb.Username, a.Username, fresh || pa.Basic == nil, sameString),
-			Password: secret(pb.Password, fresh),
+			Username:          keepString(pb.Username, a.Username, fresh || pa.Basic == nil, sameString),
+			Password:          secret(pb.Password, fresh),
+			PasswordWOVersion: writeOnlyVersion(pb.PasswordWOVersion, fresh),
 		}
 	case "client_certificate":
 		pc := pa.ClientCertificate
@@ -170,7 +171,9 @@ func requestFromWire(r *wire.HTTPRequest, prior *requestModel, fresh bool) *requ
 		}
 		out.Authentication.ClientCertificate = &clientCertModel{
 			Pfx:                       secret(pc.Pfx, fresh),
+			PfxWOVersion:              writeOnlyVersion(pc.PfxWOVersion, fresh),
 			Password:                  secret(pc.Password, fresh),
+			PasswordWOVersion:         writeOnlyVersion(pc.PasswordWOVersion, fresh),
 			CertificateThumbprint:     computed(a.CertificateThumbprint),
 			CertificateExpirationDate: computed(a.CertificateExpirationDate),
 			CertificateSubjectName:    computed(a.CertificateSubjectName),
@@ -182,10 +185,11 @@ func requestFromWire(r *wire.HTTPRequest, prior *requestModel, fresh bool) *requ
 			po = &oauthModel{}
 		}
 		out.Authentication.ActiveDirectoryOAuth = &oauthModel{
-			Tenant:   keepString(po.Tenant, a.Tenant, f, sameString),
-			Audience: keepString(po.Audience, a.Audience, f, sameString),
-			ClientID: keepString(po.ClientID, a.ClientID, f, sameString),
-			Secret:   secret(po.Secret, fresh),
+			Tenant:          keepString(po.Tenant, a.Tenant, f, sameString),
+			Audience:        keepString(po.Audience, a.Audience, f, sameString),
+			ClientID:        keepString(po.ClientID, a.ClientID, f, sameString),
+			Secret:          secret(po.Secret, fresh),
+			SecretWOVersion: writeOnlyVersion(po.SecretWOVersion, fresh),
 		}
 	}
 	return out

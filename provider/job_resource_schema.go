@@ -30,8 +30,9 @@ func jobSchema() schema.Schema {
 			"(Azure Scheduler `Microsoft.Scheduler/jobCollections/jobs`). Every recurrence rule is checked at plan time " +
 			"with the daemon's own engine, so `plan` rejects a schedule the daemon would reject, naming the attribute.\n\n" +
 			"Enum values (`frequency`, `week_days`, `type`, `method`, ...) are accepted in any case and kept as written. " +
-			"Secrets (passwords, pfx, OAuth secret) are write-only in the API: they are kept from the configuration, " +
-			"and changing them updates the job. A job that has reached a final state (`Completed`, `Faulted`) cannot be " +
+			"Secrets (passwords, pfx, OAuth secret, SAS token, Service Bus key) are write-only in the API: they are kept from the configuration, " +
+			"and changing them updates the job. Each also has a write-only form (`password_wo` with `password_wo_version`, ...) " +
+			"that is never stored in the plan or the state (Terraform 1.11+, OpenTofu 1.11+). A job that has reached a final state (`Completed`, `Faulted`) cannot be " +
 			"updated by the API, so changing its configuration replaces it.",
 		Attributes: map[string]schema.Attribute{
 			"id": schema.StringAttribute{
@@ -119,9 +120,23 @@ func actionTypeAttribute() schema.StringAttribute {
 
 // requestBlock is the HTTP request of an action or error action.
 func requestBlock() schema.SingleNestedBlock {
-	sensitive := func(desc string) schema.StringAttribute {
-		return schema.StringAttribute{Optional: true, Sensitive: true, MarkdownDescription: "Required. " + desc + " Write-only in the API: kept from the configuration."}
+	basic := map[string]schema.Attribute{
+		"username": schema.StringAttribute{Optional: true, MarkdownDescription: "Required. User name."},
 	}
+	secretAttributes(basic, "password", "Password.", true)
+	cert := map[string]schema.Attribute{
+		"certificate_thumbprint":      schema.StringAttribute{Computed: true, MarkdownDescription: "SHA-1 thumbprint of the certificate."},
+		"certificate_expiration_date": schema.StringAttribute{Computed: true, MarkdownDescription: "Expiration date of the certificate (RFC 3339)."},
+		"certificate_subject_name":    schema.StringAttribute{Computed: true, MarkdownDescription: "Subject of the certificate."},
+	}
+	secretAttributes(cert, "pfx", "Base64 PKCS#12 file with the certificate and its private key (`filebase64(\"client.pfx\")`).", true)
+	secretAttributes(cert, "password", "Password of the PKCS#12 file.", false)
+	oauth := map[string]schema.Attribute{
+		"tenant":    schema.StringAttribute{Optional: true, MarkdownDescription: "Required. Tenant (directory) id or name."},
+		"audience":  schema.StringAttribute{Optional: true, MarkdownDescription: "Required. Audience (resource) of the token."},
+		"client_id": schema.StringAttribute{Optional: true, MarkdownDescription: "Required. Client (application) id."},
+	}
+	secretAttributes(oauth, "secret", "Client secret.", true)
 	return schema.SingleNestedBlock{
 		MarkdownDescription: "The HTTP request of an `Http` or `Https` action.",
 		Attributes: map[string]schema.Attribute{
@@ -151,32 +166,15 @@ func requestBlock() schema.SingleNestedBlock {
 				Blocks: map[string]schema.Block{
 					"basic": schema.SingleNestedBlock{
 						MarkdownDescription: "HTTP Basic authentication.",
-						Attributes: map[string]schema.Attribute{
-							"username": schema.StringAttribute{Optional: true, MarkdownDescription: "Required. User name."},
-							"password": sensitive("Password."),
-						},
+						Attributes:          basic,
 					},
 					"client_certificate": schema.SingleNestedBlock{
 						MarkdownDescription: "TLS client certificate.",
-						Attributes: map[string]schema.Attribute{
-							"pfx": sensitive("Base64 PKCS#12 file with the certificate and its private key (`filebase64(\"client.pfx\")`)."),
-							"password": schema.StringAttribute{
-								Optional: true, Sensitive: true,
-								MarkdownDescription: "Password of the PKCS#12 file. Write-only in the API: kept from the configuration.",
-							},
-							"certificate_thumbprint":      schema.StringAttribute{Computed: true, MarkdownDescription: "SHA-1 thumbprint of the certificate."},
-							"certificate_expiration_date": schema.StringAttribute{Computed: true, MarkdownDescription: "Expiration date of the certificate (RFC 3339)."},
-							"certificate_subject_name":    schema.StringAttribute{Computed: true, MarkdownDescription: "Subject of the certificate."},
-						},
+						Attributes:          cert,
 					},
 					"active_directory_oauth": schema.SingleNestedBlock{
 						MarkdownDescription: "OAuth 2 client-credentials token (Azure Active Directory or any compatible authority).",
-						Attributes: map[string]schema.Attribute{
-							"tenant":    schema.StringAttribute{Optional: true, MarkdownDescription: "Required. Tenant (directory) id or name."},
-							"audience":  schema.StringAttribute{Optional: true, MarkdownDescription: "Required. Audience (resource) of the token."},
-							"client_id": schema.StringAttribute{Optional: true, MarkdownDescription: "Required. Client (application) id."},
-							"secret":    sensitive("Client secret."),
-						},
+						Attributes:          oauth,
 					},
 				},
 			},

@@ -97,7 +97,7 @@ func (d *occurrencesDataSource) Read(ctx context.Context, req datasource.ReadReq
 		count = int(m.Limit.ValueInt64())
 	}
 	var unknown unknowns // none: a data source is read once its configuration is known
-	rec := m.Recurrence.toWire(conv{&unknown})
+	rec := m.Recurrence.toWire(conv{unknown: &unknown})
 	times, err := preview(previewParams{StartTime: m.StartTime.ValueString(), Recurrence: rec, Now: now, Done: int(m.Executed.ValueInt64()), Count: count})
 	if err != nil {
 		var ps wire.Problems

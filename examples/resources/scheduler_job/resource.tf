@@ -21,7 +21,10 @@ resource "scheduler_job" "nightly_cleanup" {
       authentication {
         basic {
           username = "scheduler"
-          password = var.cleanup_password
+          # Write-only (Terraform 1.11+, OpenTofu 1.11+): sent to the daemon, never stored in
+          # the state. Bump password_wo_version to send a new password.
+          password_wo         = var.cleanup_password
+          password_wo_version = 1
         }
       }
     }
@@ -49,4 +52,5 @@ resource "scheduler_job" "nightly_cleanup" {
 variable "cleanup_password" {
   type      = string
   sensitive = true
+  ephemeral = true
 }
