@@ -24,10 +24,6 @@ type JobListAllParams struct {
 	Limit   int   // 0: no limit
 }
 
-// JobStateCountParams counts every job of every collection by state (the daemon's gauge of
-// jobs by state).
-type JobStateCountParams struct{}
-
 // Meta names.
 const (
 	// MetaSecretKeyCheck is the check value of the key that seals the secrets stored (see
@@ -43,7 +39,4 @@ type Maintenance interface {
 	MetaGet(ctx context.Context, params MetaGetParams) (string, error)
 	MetaPut(ctx context.Context, params MetaPutParams) error
 	JobListAll(ctx context.Context, params JobListAllParams) ([]*Job, error)
-	// JobStateCount returns how many jobs are in each state (Azure spelling; states without
-	// jobs are absent).
-	JobStateCount(ctx context.Context, params JobStateCountParams) (map[string]int, error)
 }

@@ -205,6 +205,7 @@ type Driver interface {
 
 	Dispatch
 	Maintenance
+	Overview
 	Leadership
 
 	Close() error

@@ -375,9 +375,13 @@ func (c *Collector) JobStates(ctx context.Context) (map[string]int, error) {
 	}
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
-	counts, err := c.store.JobStateCount(ctx, store.JobStateCountParams{})
+	rows, err := c.store.JobStateCount(ctx, store.JobStateCountParams{})
 	if err != nil {
 		return nil, fmt.Errorf("counting jobs by state: %w", err)
+	}
+	counts := map[string]int{}
+	for _, r := range rows {
+		counts[r.State] += r.N
 	}
 	c.stateAt, c.stateVal = now, counts
 	return counts, nil

@@ -10,7 +10,9 @@ import (
 	"time"
 
 	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/api"
+	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/dispatch"
 	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/store"
+	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/telemetry"
 )
 
 // seed1000 creates collection jc1 with 1,000 jobs that have all executed (so that each row reads
@@ -95,4 +97,118 @@ func BenchmarkAPIJobList1000(b *testing.B) {
 	}
 	b.ReportMetric(float64(b.Elapsed().Microseconds())/1000/float64(b.N), "ms/page")
 	b.ReportMetric(float64((cpuTime(b)-cpu0).Microseconds())/1000/float64(b.N), "cpu-ms/page")
+}
+
+// seed100k stores 100,000 jobs in ten collections of sub-a (copies of one job made through the
+// API, written with the store's JobPut from 32 goroutines), fills the daemon's counts with 24
+// hours of executions (about 60 a minute, one in ten failed or faulted) and returns a signed-in
+// admin session and a sub-a session.
+func seed100k(b *testing.B) (h *harness, admin, tenant string) {
+	h = newHarness(b, false)
+	const colls, perColl = 10, 10000
+	var tmpl *store.Job
+	for c := range colls {
+		coll := fmt.Sprintf("/subscriptions/sub-a/resourceGroups/rg1/providers/Microsoft.Scheduler/jobCollections/big%d", c)
+		h.mustAPI(http.MethodPut, coll, `{"location":"westus","properties":{"sku":{"name":"P20Premium"},"quota":{"maxJobCount":10000}}}`)
+		if c == 0 {
+			h.mustAPI(http.MethodPut, coll+"/jobs/template", `{"properties":{"startTime":"2026-11-01T08:00:00",
+				"action":{"type":"Http","request":{"method":"GET","uri":"http://127.0.0.1:9/"}},
+				"recurrence":{"frequency":"Minute","interval":5,"timeZone":"Europe/Berlin"}}}`)
+			key := store.JobKey{CollectionKey: store.CollectionKey{Subscription: "sub-a", ResourceGroup: "rg1", Name: "big0"}, Name: "template"}
+			var err error
+			if tmpl, err = h.store.JobGet(b.Context(), store.JobGetParams{Key: key}); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	type item struct{ c, i int }
+	work := make(chan item, 1024)
+	errs := make(chan error, 32)
+	for range 32 {
+		go func() {
+			var first error
+			for it := range work {
+				j := *tmpl
+				j.Key.CollectionKey.Name = fmt.Sprintf("big%d", it.c)
+				j.Key.Name = fmt.Sprintf("job-%05d", it.i)
+				j.Status.NextExecutionTime = t0.Add(time.Duration(it.c*perColl+it.i) * time.Second)
+				j.Status.ExecutionCount = 1
+				if _, _, err := h.store.JobPut(b.Context(), store.JobPutParams{Job: j, Now: t0}); err != nil && first == nil {
+					first = err
+				}
+			}
+			errs <- first
+		}()
+	}
+	for c := range colls {
+		for i := range perColl {
+			if c == 0 && i == perColl-1 {
+				continue // the template is the 10,000th
+			}
+			work <- item{c, i}
+		}
+	}
+	close(work)
+	for range 32 {
+		if err := <-errs; err != nil {
+			b.Fatal(err)
+		}
+	}
+	tel := h.ui.tel.(*telemetry.Collector)
+	now := h.clock.Now()
+	for m := range telemetry.Minutes {
+		for k := range 60 {
+			o := dispatch.Outcome{Job: store.JobKey{CollectionKey: store.CollectionKey{Subscription: "sub-a", ResourceGroup: "rg1", Name: "big1"},
+				Name: fmt.Sprintf("job-%05d", k)}, Tag: fmt.Sprintf("t-%d-%d", m, k), Outcome: dispatch.OutcomeCompleted,
+				End: now.Add(-time.Duration(m)*time.Minute - time.Duration(k)*time.Second)}
+			switch k % 10 {
+			case 3:
+				o.Outcome = dispatch.OutcomeFailed
+			case 7:
+				o.Outcome = dispatch.OutcomeFaulted
+			}
+			tel.Observe(o)
+		}
+	}
+	var err error
+	if admin, err = h.ui.sessions.create(api.Principal{Admin: true}); err != nil {
+		b.Fatal(err)
+	}
+	if tenant, err = h.ui.sessions.create(api.Principal{Subscription: "sub-a"}); err != nil {
+		b.Fatal(err)
+	}
+	return h, admin, tenant
+}
+
+// BenchmarkPages100k renders the overview (as the admin and as the tenant that owns the
+// 100,000 jobs), a collection page of 100 of them and a job page, in the server (ms/page is
+// reported per page).
+func BenchmarkPages100k(b *testing.B) {
+	h, admin, tenant := seed100k(b)
+	h.ui.late.sample(h.clock.Now())
+	for range 60 {
+		h.clock.Advance(time.Minute)
+		h.ui.late.sample(h.clock.Now())
+	}
+	for _, pg := range []struct{ name, session, path, want string }{
+		{"overview-admin", admin, "/ui/", `id="chart-executions"`},
+		{"overview-tenant", tenant, "/ui/", `id="chart-executions"`},
+		{"collection-100", admin, "/ui/subscriptions/sub-a/resourceGroups/rg1/jobCollections/big3", `data-job="job-00099"`},
+		{"job", admin, "/ui/subscriptions/sub-a/resourceGroups/rg1/jobCollections/big3/jobs/job-00042", `id="calendar"`},
+	} {
+		b.Run(pg.name, func(b *testing.B) {
+			cpu0 := cpuTime(b)
+			for b.Loop() {
+				req := httptest.NewRequest(http.MethodGet, pg.path, nil)
+				req.AddCookie(&http.Cookie{Name: cookieName, Value: pg.session})
+				w := httptest.NewRecorder()
+				h.ui.ServeHTTP(w, req)
+				if w.Code != http.StatusOK || !strings.Contains(w.Body.String(), pg.want) {
+					b.Fatalf("%s: %d, lacks %s", pg.path, w.Code, pg.want)
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Microseconds())/1000/float64(b.N), "ms/page")
+			b.ReportMetric(float64((cpuTime(b)-cpu0).Microseconds())/1000/float64(b.N), "cpu-ms/page")
+		})
+	}
 }

@@ -13,8 +13,7 @@ import (
 
 // Limits of what one page reads, so that a page's cost stays bounded whatever the store holds.
 const (
-	maxCollections      = 1000  // collections listed on the overview
-	maxOverviewJobs     = 10000 // jobs read by the overview
+	maxCollections      = 1000 // collections listed on the overview
 	nextRunsOverview    = 50
 	nextRunsJob         = 10
 	maxCalendarRuns     = 20000 // occurrences enumerated to fill one month

@@ -32,7 +32,6 @@ type problemRow struct {
 type overviewData struct {
 	Collections    []collectionRow
 	CollectionsCut bool
-	JobsCut        bool
 	States         []stateCount
 	HasExecutions  bool
 	Executions     outcomes
@@ -69,46 +68,36 @@ func (s *Server) overview(w http.ResponseWriter, r *http.Request, req *request) 
 		return
 	}
 	d := overviewData{CollectionsCut: len(cs) >= maxCollections}
-	var jobs []*store.Job
-	total := map[string]int{}
-	for _, c := range cs {
-		row := collectionRow{C: c, States: map[string]int{}}
-		limit := maxOverviewJobs - len(jobs)
-		if limit <= 0 {
-			d.JobsCut = true
-			d.Collections = append(d.Collections, row)
-			continue
-		}
-		js, err := s.store.JobList(ctx, store.JobListParams{Collection: c.Key, Limit: limit + 1})
-		if err != nil {
-			s.storeFail(w, r, err)
-			return
-		}
-		if len(js) > limit {
-			js, d.JobsCut = js[:limit], true
-		}
-		for _, j := range js {
-			row.States[j.State]++
-			total[j.State]++
-		}
-		row.Jobs = len(js)
-		jobs = append(jobs, js...)
-		d.Collections = append(d.Collections, row)
+	sub := p.Subscription
+	if p.Admin {
+		sub = ""
 	}
-	if p.Admin && d.JobsCut {
-		// Every job counted by the store, not only the first maxOverviewJobs.
-		if counts, err := s.store.JobStateCount(ctx, store.JobStateCountParams{}); err == nil {
-			total = counts
+	// Jobs by collection and state in one query, whatever the number of jobs.
+	counts, err := s.store.JobStateCount(ctx, store.JobStateCountParams{Subscription: sub})
+	if err != nil {
+		s.storeFail(w, r, err)
+		return
+	}
+	byColl := map[int64]map[string]int{}
+	total := map[string]int{}
+	for _, c := range counts {
+		if byColl[c.CollectionID] == nil {
+			byColl[c.CollectionID] = map[string]int{}
 		}
+		byColl[c.CollectionID][c.State] += c.N
+		total[c.State] += c.N
+	}
+	for _, c := range cs {
+		row := collectionRow{C: c, States: byColl[c.ID]}
+		for _, n := range row.States {
+			row.Jobs += n
+		}
+		d.Collections = append(d.Collections, row)
 	}
 	for _, st := range jobStates {
 		d.States = append(d.States, stateCount{st, total[st]})
 	}
 	now := s.clock.Now()
-	sub := p.Subscription
-	if p.Admin {
-		sub = ""
-	}
 	if s.tel != nil {
 		d.HasExecutions = true
 		d.Since = now.Add(-24 * time.Hour)
@@ -128,7 +117,12 @@ func (s *Server) overview(w http.ResponseWriter, r *http.Request, req *request) 
 			d.LateChart, d.LoadChart = minuteCharts(ms)
 		}
 	}
-	d.Next = nextPerJob(jobs, nextRunsOverview)
+	next, err := s.store.JobListNext(ctx, store.JobListNextParams{Subscription: sub, Limit: nextRunsOverview})
+	if err != nil {
+		s.storeFail(w, r, err)
+		return
+	}
+	d.Next = nextPerJob(next, nextRunsOverview)
 	s.render(w, http.StatusOK, "overview", s.newView(req, "Overview", "overview", d))
 }
 

@@ -50,27 +50,3 @@ func (d *Driver) JobListAll(ctx context.Context, params store.JobListAllParams) 
 	}
 	return jobs, nil
 }
-
-// JobStateCount counts every job by state.
-func (d *Driver) JobStateCount(ctx context.Context, _ store.JobStateCountParams) (map[string]int, error) {
-	rows, err := d.pool.Query(ctx, sqlstore.JobStateCount)
-	if err != nil {
-		return nil, fmt.Errorf("job state count: %w", err)
-	}
-	defer rows.Close()
-	out := map[string]int{}
-	for rows.Next() {
-		var (
-			state string
-			n     int
-		)
-		if err := rows.Scan(&state, &n); err != nil {
-			return nil, fmt.Errorf("job state count: %w", err)
-		}
-		out[state] = n
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("job state count: %w", err)
-	}
-	return out, nil
-}

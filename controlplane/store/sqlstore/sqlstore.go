@@ -23,7 +23,14 @@ const (
 	MetaGet         = `SELECT value FROM meta WHERE name = $1`
 	MetaPut         = `INSERT INTO meta (name, value) VALUES ($1, $2) ON CONFLICT (name) DO UPDATE SET value = excluded.value`
 	MetaPutIfAbsent = `INSERT INTO meta (name, value) VALUES ($1, $2) ON CONFLICT (name) DO NOTHING`
-	JobStateCount   = `SELECT state, count(*) FROM jobs GROUP BY state`
+)
+
+// Jobs by collection and state (store.Overview.JobStateCount): of every subscription, or of
+// the subscription whose key is $1.
+const (
+	JobStateCount               = `SELECT collection_id, state, count(*) FROM jobs GROUP BY collection_id, state ORDER BY collection_id, state`
+	JobStateCountOfSubscription = `SELECT j.collection_id, j.state, count(*) FROM jobs j JOIN collections c ON c.id = j.collection_id
+		WHERE c.sub_key = $1 GROUP BY j.collection_id, j.state ORDER BY j.collection_id, j.state`
 )
 
 // ExecutionColumns are an execution's columns (of executions e), in the order of each driver's

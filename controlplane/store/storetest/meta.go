@@ -85,31 +85,3 @@ func testJobListAll(t *testing.T, d store.Driver) {
 	}
 	equal(t, "JobListAll paged IDs", got, want)
 }
-
-func testJobStateCount(t *testing.T, d store.Driver) {
-	ctx := t.Context()
-	got, err := d.JobStateCount(ctx, store.JobStateCountParams{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	equal(t, "JobStateCount of an empty store", got, map[string]int{})
-	putCollection(t, d, "a", store.CollectionStateEnabled)
-	putCollection(t, d, "b", "Disabled")
-	for _, j := range []struct{ coll, name, state string }{
-		{"a", "j1", store.JobStateEnabled}, {"b", "j2", store.JobStateDisabled}, {"a", "j3", store.JobStateEnabled},
-		{"b", "j4", store.JobStateFaulted}, {"a", "j5", store.JobStateEnabled},
-	} {
-		putJob(t, d, j.coll, j.name, j.state, time.Time{})
-	}
-	if got, err = d.JobStateCount(ctx, store.JobStateCountParams{}); err != nil {
-		t.Fatal(err)
-	}
-	equal(t, "JobStateCount", got, map[string]int{store.JobStateEnabled: 3, store.JobStateDisabled: 1, store.JobStateFaulted: 1})
-	if err := d.JobDelete(ctx, store.JobDeleteParams{Key: store.JobKey{CollectionKey: collectionKey("b"), Name: "j4"}}); err != nil {
-		t.Fatal(err)
-	}
-	if got, err = d.JobStateCount(ctx, store.JobStateCountParams{}); err != nil {
-		t.Fatal(err)
-	}
-	equal(t, "JobStateCount after a delete", got, map[string]int{store.JobStateEnabled: 3, store.JobStateDisabled: 1})
-}

@@ -55,6 +55,7 @@ func Run(t *testing.T, newDriver func(t *testing.T) store.Driver) {
 		{"Meta", testMeta},
 		{"JobListAll", testJobListAll},
 		{"JobStateCount", testJobStateCount},
+		{"JobListNext", testJobListNext},
 		{"ClaimRace", testClaimRace},
 		{"ManualRunRace", testManualRunRace},
 		{"LeaderTermExpiry", testLeaderTermExpiry},

@@ -1,0 +1,34 @@
+package store
+
+import "context"
+
+// JobStateCountParams counts jobs by collection and state: of one subscription, or of every
+// subscription when Subscription is "" (the daemon's gauge of jobs by state, the dashboard's
+// overview).
+type JobStateCountParams struct {
+	Subscription string
+}
+
+// JobStateCount is how many jobs of a collection are in a state.
+type JobStateCount struct {
+	CollectionID int64
+	State        string // Azure spelling
+	N            int
+}
+
+// JobListNextParams lists the jobs that will fire (schedulable: Enabled, in an Enabled
+// collection, with a next execution), soonest next execution first (then by ID): of one
+// subscription, or of every subscription when Subscription is "".
+type JobListNextParams struct {
+	Subscription string
+	Limit        int // 0: no limit
+}
+
+// Overview is what the dashboard's overview and the daemon's metrics read of a whole store,
+// each in one query whatever the number of jobs.
+type Overview interface {
+	// JobStateCount returns the jobs by collection and state (pairs without jobs are absent),
+	// ordered by collection ID and state.
+	JobStateCount(ctx context.Context, params JobStateCountParams) ([]JobStateCount, error)
+	JobListNext(ctx context.Context, params JobListNextParams) ([]*Job, error)
+}

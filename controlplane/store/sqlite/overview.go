@@ -1,0 +1,53 @@
+package sqlite
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/store"
+	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/store/sqlstore"
+)
+
+// JobStateCount counts jobs by collection and state.
+func (d *Driver) JobStateCount(ctx context.Context, params store.JobStateCountParams) ([]store.JobStateCount, error) {
+	q, args := sqlstore.JobStateCount, []any{}
+	if params.Subscription != "" {
+		q, args = sqlstore.JobStateCountOfSubscription, []any{key(params.Subscription)}
+	}
+	rows, err := d.r.QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, fmt.Errorf("job state count: %w", err)
+	}
+	defer func() { _ = rows.Close() }()
+	out := []store.JobStateCount{}
+	for rows.Next() {
+		var c store.JobStateCount
+		if err := rows.Scan(&c.CollectionID, &c.State, &c.N); err != nil {
+			return nil, fmt.Errorf("job state count: %w", err)
+		}
+		out = append(out, c)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("job state count: %w", err)
+	}
+	return out, nil
+}
+
+// JobListNext lists the schedulable jobs, soonest next execution first.
+func (d *Driver) JobListNext(ctx context.Context, params store.JobListNextParams) ([]*store.Job, error) {
+	q := `SELECT ` + jobColumns + jobFrom + ` WHERE ` + schedulableSQL
+	var args []any
+	if params.Subscription != "" {
+		q += ` AND c.sub_key = $1`
+		args = append(args, key(params.Subscription))
+	}
+	rows, err := d.r.QueryContext(ctx, q+fmt.Sprintf(` ORDER BY j.next_execution_time, j.id LIMIT $%d`, len(args)+1), append(args, limit(params.Limit))...)
+	if err != nil {
+		return nil, fmt.Errorf("job list next: %w", err)
+	}
+	jobs, err := scanJobs(rows)
+	if err != nil {
+		return nil, fmt.Errorf("job list next: %w", err)
+	}
+	return jobs, nil
+}
