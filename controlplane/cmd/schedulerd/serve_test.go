@@ -74,6 +74,15 @@ func TestParseServeEnvironmentAndFlags(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if !c.telemetry.perJob || c.telemetry.metricsToken != "" {
+		t.Fatalf("metrics defaults: %+v", c.telemetry)
+	}
+	m, err := parseServe([]string{"--metrics-per-job=false"}, func(k string) string {
+		return map[string]string{"SCHEDULERD_METRICS_TOKEN": " scrape-token "}[k]
+	}, io.Discard)
+	if err != nil || m.telemetry.perJob || m.telemetry.metricsToken != "scrape-token" {
+		t.Fatalf("metrics flags: %+v %v", m.telemetry, err)
+	}
 	if c.targetConcurrency != 3 || c.maxConnections != 100 || c.maxInFlight != 50 || c.maxPerTenant != 5 || c.bodyTimeout != 2*time.Second {
 		t.Fatalf("overload flags %+v", c)
 	}
@@ -113,6 +122,10 @@ func TestParseServeErrors(t *testing.T) {
 		{[]string{"--target-concurrency", "-1"}, nil, `--target-concurrency "-1": want a positive integer, or 0 for the default`},
 		{nil, map[string]string{"SCHEDULERD_MAX_IN_FLIGHT": "x"}, `--max-in-flight "x": want a positive integer`},
 		{[]string{"--body-timeout", "0s"}, nil, `--body-timeout "0s": want a positive duration such as 10s`},
+		{[]string{"--metrics-token", "on-the-command-line"}, nil, "--metrics-token is not accepted: a token on the command line is visible to every local user (ps); use --metrics-token-file or SCHEDULERD_METRICS_TOKEN"},
+		{[]string{"--metrics-per-job", "maybe"}, nil, `--metrics-per-job "maybe": want true or false`},
+		{nil, map[string]string{"SCHEDULERD_METRICS_PER_JOB": "sometimes"}, `--metrics-per-job "sometimes": want true or false`},
+		{[]string{"--metrics-token-file", "/nonexistent/metrics"}, nil, "--metrics-token-file: open /nonexistent/metrics: no such file or directory"},
 	} {
 		getenv := none
 		if tc.env != nil {

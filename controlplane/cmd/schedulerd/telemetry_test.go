@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -12,10 +13,13 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/schedulerhq/terraform-provider-scheduler/internal/testlog"
 )
 
 // The alerting rules and the Grafana dashboard shipped in the repository.
@@ -325,4 +329,95 @@ func grep(text, prefix string) string {
 		}
 	}
 	return strings.Join(out, "\n")
+}
+
+// startDaemonIn runs `schedulerd serve` in-process on data (kept between runs); stop ends it and
+// waits for it.
+func startDaemonIn(t *testing.T, data string) (d *daemon, stop func()) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(t.Context())
+	logs := &testlog.Buffer{}
+	done := make(chan int, 1)
+	_ = os.Remove(filepath.Join(data, "listen-address"))
+	go func() {
+		done <- run(ctx, []string{"serve", "--listen", "127.0.0.1:0", "--data", data}, nil, io.Discard, logs)
+	}()
+	stopped := false
+	stop = func() {
+		if stopped {
+			return
+		}
+		stopped = true
+		cancel()
+		select {
+		case <-done:
+		case <-time.After(15 * time.Second):
+			t.Errorf("the daemon did not stop; log:\n%s", logs.String())
+		}
+	}
+	t.Cleanup(stop)
+	addr := waitForFile(t, filepath.Join(data, "listen-address"), logs)
+	token := waitForFile(t, filepath.Join(data, "admin-token"), logs)
+	return &daemon{t: t, base: "http://" + addr, token: token, data: data, logs: logs}, stop
+}
+
+// TestLastSuccessSurvivesARestart: a job succeeds, the daemon restarts, the job then fails: its
+// last success on /metrics is the success before the restart (read from the store's history),
+// not its creation nor nothing.
+func TestLastSuccessSurvivesARestart(t *testing.T) {
+	var failing atomic.Bool
+	target := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		if failing.Load() {
+			http.Error(w, "down", http.StatusInternalServerError)
+			return
+		}
+		w.WriteHeader(http.StatusOK)
+	}))
+	t.Cleanup(target.Close)
+	data := filepath.Join(t.TempDir(), "data")
+	d, stop := startDaemonIn(t, data)
+	d.call(http.MethodPut, "/subscriptions/s/resourceGroups/rg/providers/Microsoft.Scheduler/jobCollections/c",
+		`{"location":"local","properties":{"sku":{"name":"Standard"}}}`, http.StatusCreated)
+	start := time.Now().Add(2 * time.Second).UTC().Format(time.RFC3339)
+	d.call(http.MethodPut, jobsPath+"nightly", `{"properties":{"startTime":"`+start+`","recurrence":{"frequency":"Day","interval":1},
+		"action":{"type":"Http","request":{"uri":"`+target.URL+`/","method":"GET"},"retryPolicy":{"retryType":"None"}}}}`, http.StatusCreated)
+	created := time.Now()
+	first := d.history("nightly", 1)[0]
+	if first.Properties.Status != "Completed" {
+		t.Fatalf("first run: %+v", first.Properties)
+	}
+	end, err := time.Parse(time.RFC3339, first.Properties.EndTime)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stop()
+
+	failing.Store(true)
+	d, _ = startDaemonIn(t, data)
+	// Run it again soon (a manual run would be refused by the collection's maxRecurrence).
+	start = time.Now().Add(2 * time.Second).UTC().Format(time.RFC3339)
+	d.call(http.MethodPut, jobsPath+"nightly", `{"properties":{"startTime":"`+start+`","recurrence":{"frequency":"Day","interval":1},
+		"action":{"type":"Http","request":{"uri":"`+target.URL+`/","method":"GET"},"retryPolicy":{"retryType":"None"}}}}`, http.StatusOK)
+	if h := d.history("nightly", 2); h[1].Properties.Status != "Failed" {
+		t.Fatalf("second run: %+v", h[1].Properties)
+	}
+	re := regexp.MustCompile(`(?m)^scheduler_job_last_success_timestamp_seconds\{collection="c",job="nightly",subscription="s"\} (\S+)$`)
+	var got float64
+	for deadline := time.Now().Add(10 * time.Second); ; {
+		if m := re.FindStringSubmatch(d.scrape(d.token, http.StatusOK)); m != nil {
+			if got, err = strconv.ParseFloat(m[1], 64); err != nil {
+				t.Fatal(err)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("no last success for nightly on /metrics after its failure")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	// The API gives the success's end to the second; it is at least a second after the job's
+	// creation (its startTime was).
+	if int64(got) != end.Unix() || got < float64(created.UnixNano())/1e9+0.9 {
+		t.Errorf("last success %f, want the first run's end %s (created at %s)", got, end, created)
+	}
 }
