@@ -98,9 +98,12 @@ func (d *Driver) CollectionPut(ctx context.Context, params store.CollectionPutPa
 	for attempt := 0; ; attempt++ {
 		err = d.tx(ctx, func(tx pgx.Tx) error {
 			created = false
-			var id, version int64
-			err := tx.QueryRow(ctx, `SELECT id, version FROM collections`+whereCollectionKey+` FOR UPDATE`,
-				key(k.Subscription), key(k.ResourceGroup), key(k.Name)).Scan(&id, &version)
+			var (
+				id, version int64
+				state       string
+			)
+			err := tx.QueryRow(ctx, `SELECT id, version, state FROM collections`+whereCollectionKey+` FOR UPDATE`,
+				key(k.Subscription), key(k.ResourceGroup), key(k.Name)).Scan(&id, &version, &state)
 			switch {
 			case errors.Is(err, pgx.ErrNoRows):
 				if params.ExpectVersion > 0 {
@@ -119,9 +122,15 @@ func (d *Driver) CollectionPut(ctx context.Context, params store.CollectionPutPa
 				if params.ExpectVersion > 0 && params.ExpectVersion != version {
 					return fmt.Errorf("collection %s: expected version %d, found %d: %w", k.Name, params.ExpectVersion, version, store.ErrConflict)
 				}
-				out, err = scanCollection(tx.QueryRow(ctx, `UPDATE collections SET location = $1, tags = $2, properties = $3, state = $4,
-					updated_at = $5, version = version + 1 WHERE id = $6 RETURNING `+collectionColumns,
-					c.Location, string(tags), string(props), c.Properties.State, params.Now, id))
+				// A change of state changes the schedule of every job of the collection: it is
+				// recorded in the change feed (changes.go); other writes change none.
+				out, err = scanCollection(tx.QueryRow(ctx, `WITH u AS (
+					UPDATE collections SET location = $1, tags = $2, properties = $3, state = $4,
+						updated_at = $5, version = version + 1 WHERE id = $6 RETURNING `+collectionColumns+`
+				), ch AS (
+					INSERT INTO changes (kind, id, origin) SELECT 'collection', u.id, $7 FROM u WHERE $8
+				) SELECT * FROM u`,
+					c.Location, string(tags), string(props), c.Properties.State, params.Now, id, d.origin, state != c.Properties.State))
 				return err
 			}
 		})
@@ -137,10 +146,13 @@ func (d *Driver) CollectionPut(ctx context.Context, params store.CollectionPutPa
 	return out, created, nil
 }
 
-// CollectionDelete deletes a collection with its jobs, executions and history.
+// CollectionDelete deletes a collection with its jobs, executions and history, and records the
+// change (changes.go).
 func (d *Driver) CollectionDelete(ctx context.Context, params store.CollectionDeleteParams) error {
 	k := params.Key
-	tag, err := d.pool.Exec(ctx, `DELETE FROM collections`+whereCollectionKey, key(k.Subscription), key(k.ResourceGroup), key(k.Name))
+	tag, err := d.pool.Exec(ctx, `WITH del AS (DELETE FROM collections`+whereCollectionKey+` RETURNING id)
+		INSERT INTO changes (kind, id, origin) SELECT 'collection', id, $4 FROM del`,
+		key(k.Subscription), key(k.ResourceGroup), key(k.Name), d.origin)
 	if err != nil {
 		return fmt.Errorf("collection delete: %w", err)
 	}
@@ -250,10 +262,11 @@ func (d *Driver) JobCount(ctx context.Context, params store.JobCountParams) (int
 	return n, nil
 }
 
-// JobDelete deletes a job with its executions and history.
+// JobDelete deletes a job with its executions and history, and records the change (changes.go).
 func (d *Driver) JobDelete(ctx context.Context, params store.JobDeleteParams) error {
 	k := params.Key
-	tag, err := d.pool.Exec(ctx, `DELETE FROM jobs WHERE id IN (SELECT j.id`+jobFrom+whereJobKey+`)`, jobKeyArgs(k)...)
+	tag, err := d.pool.Exec(ctx, `WITH del AS (DELETE FROM jobs WHERE id IN (SELECT j.id`+jobFrom+whereJobKey+`) RETURNING id)
+		INSERT INTO changes (kind, id, origin) SELECT 'job', id, $5 FROM del`, append(jobKeyArgs(k), d.origin)...)
 	if err != nil {
 		return fmt.Errorf("job delete: %w", err)
 	}

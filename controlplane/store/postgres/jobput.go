@@ -27,7 +27,8 @@ import (
 // jobPutHead, the lock and jobPutTail make jobPutStatement. Parameters: $1..$3 the collection's
 // key, $4 the job's name and $5 its key, $6 properties, $7 state, $8 now, $9..$14 the status,
 // $15 ExpectVersion, $16 MaxJobs, $17 whether an existing job is replaced (false in a group: a
-// replace there would lock a job row, so it is left to run on its own, in its own transaction).
+// replace there would lock a job row, so it is left to run on its own, in its own transaction),
+// $18 the driver's origin, stamped on the change the write records (changes.go).
 const jobPutHead = `WITH c AS (
 	SELECT id, subscription, resource_group, name, state, job_count FROM collections
 	WHERE sub_key = $1::text AND rg_key = $2::text AND name_key = $3::text `
@@ -56,6 +57,8 @@ const jobPutTail = `
 		j.failure_count, j.faulted_count, j.consecutive_faults, j.last_execution_time, j.next_execution_time
 ), w AS (
 	SELECT * FROM ins UNION ALL SELECT * FROM upd
+), ch AS (
+	INSERT INTO changes (kind, id, origin) SELECT 'job', w.id, $18::text FROM w
 )
 SELECT c.id, c.subscription, c.resource_group, c.name, c.state, c.job_count, (SELECT version FROM old),
 	w.created, w.id, w.name, w.state, w.created_at, w.updated_at, w.version, w.execution_count, w.failure_count,
@@ -84,12 +87,12 @@ const (
 const maxPutRaces = 3
 
 // jobPutArgs are jobPutStatement's arguments.
-func jobPutArgs(p store.JobPutParams, body string, replace bool) []any {
+func (d *Driver) jobPutArgs(p store.JobPutParams, body string, replace bool) []any {
 	j, st := p.Job, p.Job.Status
 	c := j.Key.CollectionKey
 	return []any{key(c.Subscription), key(c.ResourceGroup), key(c.Name), j.Key.Name, key(j.Key.Name), body, j.State, p.Now,
 		st.ExecutionCount, st.FailureCount, st.FaultedCount, st.ConsecutiveFaults, ts(st.LastExecutionTime), ts(st.NextExecutionTime),
-		max(p.ExpectVersion, 0), int32(min(max(p.MaxJobs, 0), 1<<31-1)), replace}
+		max(p.ExpectVersion, 0), int32(min(max(p.MaxJobs, 0), 1<<31-1)), replace, d.origin}
 }
 
 // scanPut reads jobPutStatement's answer: the job written and whether it was created, or the
@@ -157,7 +160,7 @@ func (d *Driver) jobPutAlone(ctx context.Context, r *sqlstore.PutRequest) {
 	}
 	for range maxPutRaces {
 		var outcome putOutcome
-		r.Out, r.Created, outcome, r.Err = scanPut(d.pool.QueryRow(ctx, sql, jobPutArgs(r.Params, r.Body, true)...), r.Params, true)
+		r.Out, r.Created, outcome, r.Err = scanPut(d.pool.QueryRow(ctx, sql, d.jobPutArgs(r.Params, r.Body, true)...), r.Params, true)
 		if outcome != putRaced {
 			return
 		}
@@ -198,7 +201,7 @@ func (d *Driver) jobPutGroup(group []*sqlstore.PutRequest) {
 	})
 	b := &pgx.Batch{}
 	for _, r := range live {
-		b.Queue(jobPutStatement, jobPutArgs(r.Params, r.Body, false)...)
+		b.Queue(jobPutStatement, d.jobPutArgs(r.Params, r.Body, false)...)
 	}
 	var again []*sqlstore.PutRequest
 	err := func() error {

@@ -11,7 +11,8 @@ import (
 	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/store"
 )
 
-// Notify tells every replica listening on this schema's channel about changes ("kind:id:origin"),
+// Notify tells every replica listening on this schema's channel about changes ("kind:id:seq:origin",
+// as the change feed's trigger writes them),
 // in order, in one statement: one round trip and one commit for all of them (a transaction that
 // notifies is committed like one that writes: a WAL flush each).
 func (d *Driver) Notify(ctx context.Context, changes ...store.Change) error {
@@ -20,7 +21,7 @@ func (d *Driver) Notify(ctx context.Context, changes ...store.Change) error {
 	}
 	payloads := make([]string, len(changes))
 	for i, c := range changes {
-		payloads[i] = c.Kind + ":" + strconv.FormatInt(c.ID, 10) + ":" + c.Origin
+		payloads[i] = c.Kind + ":" + strconv.FormatInt(c.ID, 10) + ":" + strconv.FormatInt(c.Seq, 10) + ":" + c.Origin
 	}
 	if _, err := d.pool.Exec(ctx, `SELECT pg_notify($1, p) FROM unnest($2::text[]) AS p`, d.channel, payloads); err != nil {
 		return fmt.Errorf("notify: %w", err)
@@ -50,12 +51,27 @@ func (d *Driver) Listen(ctx context.Context, ready func(), fn func(store.Change)
 		if err != nil {
 			return fmt.Errorf("listen: %w", err)
 		}
-		kind, rest, ok := strings.Cut(n.Payload, ":")
-		id, origin, _ := strings.Cut(rest, ":")
-		v, err := strconv.ParseInt(id, 10, 64)
-		if !ok || err != nil {
-			continue
+		if c, ok := parsePayload(n.Payload); ok {
+			fn(c)
 		}
-		fn(store.Change{Kind: kind, ID: v, Origin: origin})
 	}
+}
+
+// parsePayload reads a notification's payload, kind:id:seq:origin (the origin may hold colons).
+func parsePayload(p string) (store.Change, bool) {
+	kind, rest, ok := strings.Cut(p, ":")
+	id, rest, ok2 := strings.Cut(rest, ":")
+	seq, origin, ok3 := strings.Cut(rest, ":")
+	if !ok || !ok2 || !ok3 {
+		return store.Change{}, false
+	}
+	c := store.Change{Kind: kind, Origin: origin}
+	var err error
+	if c.ID, err = strconv.ParseInt(id, 10, 64); err != nil {
+		return store.Change{}, false
+	}
+	if c.Seq, err = strconv.ParseInt(seq, 10, 64); err != nil {
+		return store.Change{}, false
+	}
+	return c, true
 }

@@ -36,12 +36,14 @@ var migrations embed.FS
 type Driver struct {
 	pool    *pgxpool.Pool
 	channel string                                  // the NOTIFY channel of this schema
+	origin  string                                  // stamped on the changes written through the driver (changes.go)
 	puts    groupcommit.Queue[*sqlstore.PutRequest] // job writes that may create, committed in groups (jobput.go)
 }
 
 var (
-	_ store.Driver   = (*Driver)(nil)
-	_ store.Notifier = (*Driver)(nil)
+	_ store.Driver     = (*Driver)(nil)
+	_ store.Notifier   = (*Driver)(nil)
+	_ store.ChangeFeed = (*Driver)(nil)
 )
 
 // IsURL reports whether s is a PostgreSQL connection URL (postgres:// or postgresql://).
@@ -78,7 +80,7 @@ func OpenConfig(ctx context.Context, cfg *pgxpool.Config) (*Driver, error) {
 	if err != nil {
 		return nil, fmt.Errorf("postgres: %w", err)
 	}
-	d := &Driver{pool: pool}
+	d := &Driver{pool: pool, origin: newOrigin()}
 	d.puts.Max = maxPutGroup
 	if err := d.migrate(ctx); err != nil {
 		pool.Close()

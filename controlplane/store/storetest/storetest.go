@@ -67,6 +67,7 @@ func Run(t *testing.T, newDriver func(t *testing.T) store.Driver) {
 		{"RescueFenced", testRescueFenced},
 		{"RuleStates", testRuleStates},
 		{"RuleRecord", testRuleRecord},
+		{"ChangeFeed", testChangeFeed},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
