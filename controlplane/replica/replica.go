@@ -65,6 +65,11 @@ type Config struct {
 	// Poll apply to the executions shared): the replica sets their Role, Owner, Term, Registerer
 	// and callbacks.
 	Dispatch dispatch.Config
+	// FeedInterval is how often the replica reads the store's change feed, when it has one
+	// (DefaultFeedInterval); FeedRetention how long the leader keeps its changes
+	// (DefaultFeedRetention).
+	FeedInterval  time.Duration
+	FeedRetention time.Duration
 }
 
 // Replica is one replica: the api.Dispatcher the API talks to, and a prometheus.Gatherer of the
@@ -73,6 +78,7 @@ type Replica struct {
 	cfg      Config
 	log      *slog.Logger
 	notifier store.Notifier // nil: a single process
+	feed     *feed          // the reader of the store's change feed (nil: none)
 	leader   prometheus.Gauge
 	exec     *dispatch.Dispatcher // the executor, for the replica's life
 
@@ -80,7 +86,9 @@ type Replica struct {
 	cur *dispatch.Dispatcher
 	reg *prometheus.Registry // the metrics of the current (or last) scheduler
 
-	listening atomic.Bool
+	listening    atomic.Bool
+	listenMu     sync.Mutex
+	listenCancel context.CancelFunc // ends the current LISTEN (relisten)
 
 	// TestSignals are the replica's decision points, for tests (inert unless initialised).
 	TestSignals TestSignals
@@ -139,12 +147,21 @@ func New(cfg Config) (*Replica, error) {
 	if cfg.Registerer == nil {
 		cfg.Registerer = prometheus.NewRegistry()
 	}
+	if cfg.FeedInterval <= 0 {
+		cfg.FeedInterval = DefaultFeedInterval
+	}
+	if cfg.FeedRetention <= 0 {
+		cfg.FeedRetention = DefaultFeedRetention
+	}
 	r := &Replica{
 		cfg: cfg, log: cfg.Logger.With("replica", cfg.ID),
 		stale: make(chan struct{}, 1), resync: make(chan struct{}, 1), changes: make(chan store.Change, 4096),
 		takeable: make(chan struct{}, 1),
 	}
 	r.notifier, _ = cfg.Store.(store.Notifier)
+	if cf, ok := cfg.Store.(store.ChangeFeed); ok && r.notifier != nil {
+		r.feed = newFeed(r, cf)
+	}
 	ec := cfg.Dispatch
 	ec.Store, ec.Role, ec.Owner, ec.Term, ec.Registerer = cfg.Store, dispatch.RoleExecutor, cfg.ID, 0, cfg.Registerer
 	ec.OnStaleTerm, ec.OnTakeable = nil, nil
@@ -162,6 +179,13 @@ func New(cfg Config) (*Replica, error) {
 	r.exec = exec
 	if r.leader, err = Gauges(cfg.Registerer, cfg.ID); err != nil {
 		return nil, fmt.Errorf("replica: %w", err)
+	}
+	if r.feed != nil {
+		for _, c := range r.feed.collectors() {
+			if err := cfg.Registerer.Register(c); err != nil {
+				return nil, fmt.Errorf("replica: metrics: %w", err)
+			}
+		}
 	}
 	return r, nil
 }
@@ -190,22 +214,28 @@ func (r *Replica) Gather() ([]*dto.MetricFamily, error) {
 }
 
 // JobChanged tells the leader's scheduler and every executor (this replica's, and the others
-// through the store) that a job changed.
+// through the store) that a job changed. A store with a change feed has recorded and notified
+// the change in the write's own transaction; another is told now.
 func (r *Replica) JobChanged(jobID int64) {
 	if d := r.current(); d != nil {
 		d.JobChanged(jobID)
 	}
 	r.exec.JobChanged(jobID)
-	r.notify(store.Change{Kind: store.ChangeJob, ID: jobID})
+	if r.feed == nil {
+		r.notify(store.Change{Kind: store.ChangeJob, ID: jobID})
+	}
 }
 
-// CollectionChanged tells the leader's scheduler and every executor that a collection changed.
+// CollectionChanged tells the leader's scheduler and every executor that a collection changed
+// (as JobChanged).
 func (r *Replica) CollectionChanged(collectionID int64) {
 	if d := r.current(); d != nil {
 		d.CollectionChanged(collectionID)
 	}
 	r.exec.CollectionChanged(collectionID)
-	r.notify(store.Change{Kind: store.ChangeCollection, ID: collectionID})
+	if r.feed == nil {
+		r.notify(store.Change{Kind: store.ChangeCollection, ID: collectionID})
+	}
 }
 
 // takeableNow tells every executor that executions wait to be taken: through the store (this
@@ -255,6 +285,17 @@ func (r *Replica) Ready() bool {
 func (r *Replica) Run(ctx context.Context) error {
 	var wg sync.WaitGroup
 	defer wg.Wait()
+	if r.feed != nil {
+		// The feed's cursor is placed before the replica elects or listens: a schedule loaded
+		// after that misses nothing committed later.
+		placed := make(chan struct{})
+		wg.Go(func() { r.feed.run(ctx, placed) })
+		select {
+		case <-placed:
+		case <-ctx.Done():
+			return nil
+		}
+	}
 	if r.notifier != nil {
 		wg.Go(func() { r.listen(ctx) })
 		wg.Go(func() { r.sendChanges(ctx) })
@@ -424,12 +465,39 @@ func (r *Replica) start(ctx context.Context, term int64, prev chan struct{}) *ru
 	return ru
 }
 
+// resyncNow makes the leader's scheduler load its schedule again.
+func (r *Replica) resyncNow() {
+	select {
+	case r.resync <- struct{}{}:
+	default:
+	}
+}
+
+// relisten ends the current LISTEN: the replica listens again on a new connection.
+func (r *Replica) relisten() {
+	r.listenMu.Lock()
+	cancel := r.listenCancel
+	r.listenMu.Unlock()
+	if cancel != nil {
+		cancel()
+	}
+}
+
 // listen passes the changes other replicas notify to this replica's dispatcher, listening again
-// after a failure (and then reloading the schedule: notifications may have been missed).
+// after a failure (and then reloading the schedule and reading the change feed: notifications
+// may have been missed).
 func (r *Replica) listen(ctx context.Context) {
 	first := true
 	for ctx.Err() == nil {
-		err := r.notifier.Listen(ctx, func() {
+		lctx, cancel := context.WithCancel(ctx)
+		r.listenMu.Lock()
+		r.listenCancel = cancel
+		r.listenMu.Unlock()
+		err := r.notifier.Listen(lctx, func() {
+			if r.feed != nil {
+				r.feed.listened()
+				r.feed.readNow()
+			}
 			r.listening.Store(true)
 			// A change notified before this replica listened is missed: a dispatcher that was
 			// already running (leading before the first listen, or across a reconnection)
@@ -442,6 +510,7 @@ func (r *Replica) listen(ctx context.Context) {
 			}
 			first = false
 		}, r.changed)
+		cancel()
 		r.listening.Store(false)
 		if ctx.Err() != nil {
 			return
@@ -458,13 +527,27 @@ func (r *Replica) listen(ctx context.Context) {
 }
 
 func (r *Replica) changed(c store.Change) {
-	if c.Kind == store.ChangeTakeable {
+	switch c.Kind {
+	case store.ChangeTakeable:
 		r.exec.Wake() // this replica's own notification too
 		return
-	}
-	if c.Origin == r.cfg.ID {
+	case store.ChangePing:
+		if c.Origin == r.cfg.ID && r.feed != nil {
+			r.feed.pong(c.ID)
+		}
 		return
 	}
+	if c.Origin == r.cfg.ID || r.feed != nil && c.Origin == r.feed.store.Origin() {
+		return
+	}
+	if r.feed != nil && !r.feed.notified(c) {
+		return // the change feed delivered it first
+	}
+	r.deliver(c)
+}
+
+// deliver passes a change made through another replica to this replica's dispatchers.
+func (r *Replica) deliver(c store.Change) {
 	d := r.current()
 	switch c.Kind {
 	case store.ChangeJob:

@@ -13,6 +13,7 @@ import (
 	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/replica"
 	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/secret"
 	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/store"
+	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/store/postgres"
 	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/store/storetest"
 	"github.com/schedulerhq/terraform-provider-scheduler/internal/wire"
 )
@@ -76,6 +77,17 @@ func newReplica(t *testing.T, st store.Driver, id string, ttl time.Duration) *re
 	return r
 }
 
+// openPostgres opens a driver (a pool of its own) on the database at u.
+func openPostgres(t *testing.T, u string) *postgres.Driver {
+	t.Helper()
+	d, err := postgres.Open(t.Context(), u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = d.Close() })
+	return d
+}
+
 // waitFor polls cond (the replicas' state, which they change on their own timers) until it holds.
 func waitFor(t *testing.T, what string, within time.Duration, cond func() bool) time.Time {
 	t.Helper()
@@ -129,7 +141,10 @@ func TestLeaderCutOffStepsDownBeforeItsLeaseEnds(t *testing.T) {
 // follower's JobChanged) reaches the leader's dispatcher through the database's notifications and
 // fires there, within seconds; the leader never reads the job unless told.
 func TestChangeThroughFollowerReachesLeader(t *testing.T) {
-	st := storetest.OpenPostgres(t, storetest.PostgresURL())
+	// Each replica has its own pool, as replicas in their own processes do: a change written
+	// through b's is one that a has not made.
+	u := storetest.PostgresSchema(t, storetest.PostgresURL())
+	st, stB := openPostgres(t, u), openPostgres(t, u)
 	fired := make(chan string, 1)
 	target := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		select {
@@ -140,7 +155,7 @@ func TestChangeThroughFollowerReachesLeader(t *testing.T) {
 	t.Cleanup(target.Close)
 	ra := newReplica(t, st, "a", time.Second)
 	waitFor(t, "a leads, listens and has loaded its schedule", 10*time.Second, func() bool { return ra.Leading() && ra.Ready() })
-	rb := newReplica(t, st, "b", time.Second)
+	rb := newReplica(t, stB, "b", time.Second)
 	waitFor(t, "b listens", 10*time.Second, rb.Ready)
 
 	ctx := t.Context()
@@ -151,7 +166,7 @@ func TestChangeThroughFollowerReachesLeader(t *testing.T) {
 		t.Fatal(err)
 	}
 	due := now.Add(time.Second).Truncate(time.Second).Add(time.Second)
-	j, _, err := st.JobPut(ctx, store.JobPutParams{Now: now, Job: store.Job{
+	j, _, err := stB.JobPut(ctx, store.JobPutParams{Now: now, Job: store.Job{
 		Key:   store.JobKey{CollectionKey: ck, Name: "through-b"},
 		State: store.JobStateEnabled,
 		Properties: wire.JobProperties{StartTime: due.Format(time.RFC3339), Action: &wire.JobAction{Type: "Http",

@@ -48,7 +48,7 @@ type Change struct {
 	ID     int64
 	Origin string // the replica that made the change (its own notifications are not news to it)
 	// Seq is the change's number in the change feed (ChangeFeed), 0 for a notification that is
-	// not in it (ChangeExecution, ChangeTakeable: sent with Notify).
+	// not in it (ChangeTakeable, ChangePing: sent with Notify).
 	Seq int64
 }
 

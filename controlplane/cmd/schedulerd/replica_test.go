@@ -67,11 +67,14 @@ func newReplicaSet(t *testing.T) *replicaSet {
 }
 
 // start starts (or restarts) replica id; its connections carry application_name id.
-func (s *replicaSet) start(id string) {
+func (s *replicaSet) start(id string) { s.startOn(id, s.dbURL) }
+
+// startOn starts replica id on the database at dbURL (s's, or the same through a proxy).
+func (s *replicaSet) startOn(id, dbURL string) {
 	t := s.t
 	t.Helper()
 	data := filepath.Join(t.TempDir(), id)
-	u, err := url.Parse(s.dbURL)
+	u, err := url.Parse(dbURL)
 	if err != nil {
 		t.Fatal(err)
 	}
