@@ -9,10 +9,13 @@
 // and a lease, FOR UPDATE SKIP LOCKED), holds them until due, runs their attempts, renews their
 // leases and records them. The leader notifies a claim batch (store.ChangeTakeable) and every
 // executor takes its share; each also looks every Poll. Every replica serves the API; a change
-// made through any of them is notified to all (store.Notifier, LISTEN/NOTIFY on PostgreSQL) and
+// made through any of them is recorded in the store's change feed and notified to all in the
+// transaction that writes it (store.ChangeFeed, store.Notifier: LISTEN/NOTIFY on PostgreSQL), and
 // reaches the leader's scheduler at once, which reloads the job and drops a claim it made obsolete
 // that no executor took, and every executor, which drops the occurrences it holds ahead of that
-// job. A manual run is claimed and taken by the replica that was asked.
+// job. Notifications are the fast path: each replica also reads the feed every FeedInterval and
+// after every LISTEN, and acts on the changes it was not notified of (feed.go). A manual run is
+// claimed and taken by the replica that was asked.
 //
 // A leader that cannot renew steps down (its scheduler stops claiming) TTL/4 before its lease
 // expires, so no two replicas act in one term; when it dies, another replica takes over once the
