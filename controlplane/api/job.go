@@ -2,7 +2,6 @@ package api
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"net/http"
 	"strconv"
@@ -17,17 +16,6 @@ import (
 	"github.com/schedulerhq/terraform-provider-scheduler/internal/wire"
 )
 
-// cloneProperties deep-copies job properties.
-func cloneProperties(p wire.JobProperties) (wire.JobProperties, error) {
-	b, err := json.Marshal(p)
-	if err != nil {
-		return wire.JobProperties{}, err
-	}
-	var out wire.JobProperties
-	err = json.Unmarshal(b, &out)
-	return out, err
-}
-
 func rfc3339UTC(t time.Time) string {
 	if t.IsZero() {
 		return ""
@@ -37,14 +25,15 @@ func rfc3339UTC(t time.Time) string {
 
 // jobDefinition is the Azure body of a stored job: secrets redacted, state and status from the
 // record, startTime and endTime in RFC 3339 in the rule's zone (what the Azure SDK parses) unless
-// asWritten asks for them as the client wrote them.
-func jobDefinition(j *store.Job, asWritten bool) (wire.JobDefinition, error) {
-	p, err := cloneProperties(j.Properties)
-	if err != nil {
-		return wire.JobDefinition{}, err
-	}
+// asWritten asks for them as the client wrote them. rule is the job's compiled rule when the
+// caller has it (nil: compiled here when needed).
+func jobDefinition(j *store.Job, asWritten bool, rule *recurrence.Rule) wire.JobDefinition {
+	p := j.Properties.Clone()
 	if !asWritten {
-		if rule, err := recurrence.Compile(p.StartTime, p.Recurrence, j.CreatedAt); err == nil {
+		if rule == nil {
+			rule, _ = recurrence.Compile(p.StartTime, p.Recurrence, j.CreatedAt)
+		}
+		if rule != nil {
 			jobdef.FormatTimes(&p, rule)
 		}
 	}
@@ -63,7 +52,7 @@ func jobDefinition(j *store.Job, asWritten bool) (wire.JobDefinition, error) {
 		Type:       wire.TypeJob,
 		Name:       j.Key.CollectionKey.Name + "/" + j.Key.Name,
 		Properties: &p,
-	}, nil
+	}
 }
 
 // preferTimesAsWritten is the preference (RFC 7240) of a client that wants a job's startTime and
@@ -85,12 +74,8 @@ func timesAsWritten(w http.ResponseWriter, r *http.Request) bool {
 	return false
 }
 
-func (s *Server) writeJob(w http.ResponseWriter, r *http.Request, status int, j *store.Job) *apiError {
-	def, err := jobDefinition(j, timesAsWritten(w, r))
-	if err != nil {
-		return &apiError{http.StatusInternalServerError, codeInternal, "encoding the job failed"}
-	}
-	writeJSON(w, status, def)
+func (s *Server) writeJob(w http.ResponseWriter, r *http.Request, status int, j *store.Job, rule *recurrence.Rule) *apiError {
+	writeJSON(w, status, jobDefinition(j, timesAsWritten(w, r), rule))
 	return nil
 }
 
@@ -100,7 +85,7 @@ func (s *Server) getJob(w http.ResponseWriter, r *http.Request, rt route, info *
 		return s.storeError(r.Context(), "job "+rt.key.Name, err)
 	}
 	info.jobID = j.ID
-	return s.writeJob(w, r, http.StatusOK, j)
+	return s.writeJob(w, r, http.StatusOK, j, nil)
 }
 
 func (s *Server) listJobs(w http.ResponseWriter, r *http.Request, rt route, _ *reqInfo) *apiError {
@@ -122,11 +107,7 @@ func (s *Server) listJobs(w http.ResponseWriter, r *http.Request, rt route, _ *r
 		if i == p.top {
 			break
 		}
-		def, err := jobDefinition(j, asWritten)
-		if err != nil {
-			return &apiError{http.StatusInternalServerError, codeInternal, "encoding the job failed"}
-		}
-		out.Value = append(out.Value, def)
+		out.Value = append(out.Value, jobDefinition(j, asWritten, nil))
 	}
 	writeJSON(w, http.StatusOK, out)
 	return nil
@@ -180,10 +161,7 @@ func (s *Server) patchJob(w http.ResponseWriter, r *http.Request, rt route, info
 		return badRequest("%v", err)
 	}
 	return s.saveJob(w, r, rt, info, true, func(old *store.Job) (*wire.JobProperties, *apiError) {
-		base, err := cloneProperties(old.Properties)
-		if err != nil {
-			return nil, &apiError{http.StatusInternalServerError, codeInternal, "reading the stored job failed"}
-		}
+		base := old.Properties.Clone()
 		if err := s.box.OpenJob(&base, old.Key); err != nil {
 			s.log.Error("opening a stored job's secrets failed", "job_id", old.ID, "error", err.Error())
 			return nil, &apiError{http.StatusInternalServerError, codeInternal, "the stored job's secrets cannot be opened with this daemon's secret key"}
@@ -329,7 +307,7 @@ func (s *Server) saveJob(w http.ResponseWriter, r *http.Request, rt route, info 
 		if isNew {
 			code = http.StatusCreated
 		}
-		return s.writeJob(w, r, code, stored)
+		return s.writeJob(w, r, code, stored, rule)
 	}
 	return conflict("job %s is being changed concurrently; retry", rt.key.Name)
 }

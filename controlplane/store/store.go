@@ -197,7 +197,9 @@ type Driver interface {
 	JobGet(ctx context.Context, params JobGetParams) (*Job, error)
 	JobList(ctx context.Context, params JobListParams) ([]*Job, error)
 	JobCount(ctx context.Context, params JobCountParams) (int, error)
-	// JobPut returns the stored record and whether it was created.
+	// JobPut returns the stored record and whether it was created. Its Properties are
+	// params.Job.Properties without Status, the very values (not a copy decoded from what was
+	// written): neither side changes them afterwards.
 	JobPut(ctx context.Context, params JobPutParams) (*Job, bool, error)
 	JobDelete(ctx context.Context, params JobDeleteParams) error
 

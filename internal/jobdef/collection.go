@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/schedulerhq/terraform-provider-scheduler/internal/jobstate"
 	"github.com/schedulerhq/terraform-provider-scheduler/internal/recurrence"
 	"github.com/schedulerhq/terraform-provider-scheduler/internal/wire"
 )
@@ -27,6 +28,29 @@ func (p Period) String() string {
 		return "1 " + p.Frequency
 	}
 	return fmt.Sprintf("%d %ss", p.Interval, p.Frequency)
+}
+
+// maxSpan is the longest After(t) - t can be for a t in a zone (fixed: one without transitions),
+// when it is known: the interval for minutes and hours (elapsed time), and in a fixed zone for
+// days and weeks, 31 days per month for months.
+func (p Period) maxSpan(fixedZone bool) (time.Duration, bool) {
+	n := time.Duration(p.Interval)
+	switch p.Frequency {
+	case "Minute":
+		return n * time.Minute, true
+	case "Hour":
+		return n * time.Hour, true
+	}
+	if !fixedZone {
+		return 0, false
+	}
+	switch p.Frequency {
+	case "Day":
+		return n * 24 * time.Hour, true
+	case "Week":
+		return n * 7 * 24 * time.Hour, true
+	}
+	return n * 31 * 24 * time.Hour, true
 }
 
 // After returns t plus the period (calendar days, weeks and months in t's location).
@@ -146,7 +170,14 @@ func CheckLimits(p *wire.JobProperties, rule *recurrence.Rule, l Limits, now tim
 	if !rule.Recurring() || l.MaxRecurrence.Interval < 1 {
 		return nil
 	}
-	occ := rule.Occurrences(now, done, 1000)
+	// A rule whose candidates are never closer than the longest the period can be fits without
+	// enumerating them (most rules: one candidate per minute, hour, day...).
+	if gap, ok := rule.MinGap(); ok {
+		if span, ok := l.MaxRecurrence.maxSpan(rule.FixedZone()); ok && gap >= span {
+			return nil
+		}
+	}
+	occ := jobstate.Preview(rule, now, done, 1000)
 	// The "once, immediately" run of a job without startTime is not a recurrence: only the
 	// candidates after it count (an hourly job created at 10:30 on the hour runs at 10:30, 11:00).
 	if first, immediate, ok := rule.First(now); ok && immediate && len(occ) > 0 && occ[0].Equal(first) {

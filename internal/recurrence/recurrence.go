@@ -169,6 +169,43 @@ func (r *Rule) Count() int { return r.count }
 // EndTime is the recurrence's endTime (inclusive) in the rule's zone; ok is false when there is none.
 func (r *Rule) EndTime() (t time.Time, ok bool) { return r.end, r.hasEnd }
 
+// FixedZone reports whether Location has no transitions (UTC or a fixed offset): wall clock and
+// elapsed time then move together.
+func (r *Rule) FixedZone() bool { return r.tzFixed }
+
+// MinGap returns a lower bound of the time between two consecutive candidates, when the rule has
+// one candidate per period that it knows exactly (ok false otherwise): Minute and Hour rules with
+// one candidate per bucket and no hours or minutes filter (elapsed time: exactly the interval),
+// and, in a FixedZone, Day rules at one time of day without week days (exactly the interval),
+// Week rules at one time on one day of the week (exactly the interval) and Month rules at one
+// time on the anchor's day of the month (at least 28 days per month of the interval).
+func (r *Rule) MinGap() (time.Duration, bool) {
+	if !r.recurring {
+		return 0, false
+	}
+	switch r.freq {
+	case Minute, Hour:
+		if len(r.offs) == 1 && !r.hasFilter {
+			return time.Duration(r.period) * time.Second, true
+		}
+		return 0, false
+	}
+	if !r.tzFixed || len(r.tods) != 1 || r.byDays {
+		return 0, false
+	}
+	const day = 24 * time.Hour
+	n := time.Duration(r.interval)
+	switch {
+	case r.freq == Day && !r.weekSet:
+		return n * day, true
+	case r.freq == Week && bits.OnesCount8(r.weekMask) == 1:
+		return n * 7 * day, true
+	case r.freq == Month:
+		return n * 28 * day, true
+	}
+	return 0, false
+}
+
 // Location is the zone Z the rule works in (SPEC 4.2): timeZone, else the fixed offset written in
 // startTime, else UTC. Anchor and EndTime are returned in it, so formatting them with
 // time.RFC3339 gives the normalized form the daemon returns.

@@ -114,6 +114,17 @@ func (a *JobAction) Clone() *JobAction {
 	}
 }
 
+// Clone returns a copy of the properties whose secret fields (Action.Clone), startTime,
+// recurrence (its fields, not its schedule's lists), state and status can be written without
+// touching p's: what the API changes in a stored job to answer with it.
+func (p *JobProperties) Clone() JobProperties {
+	c := *p
+	c.Action = p.Action.Clone()
+	c.Recurrence = clonePtr(p.Recurrence)
+	c.Status = clonePtr(p.Status)
+	return c
+}
+
 func clonePtr[T any](p *T) *T {
 	if p == nil {
 		return nil

@@ -37,8 +37,7 @@ func JobPut(ctx context.Context, params store.JobPutParams, write func(*PutReque
 	if r.Err != nil {
 		return nil, false, fmt.Errorf("job put: %w", r.Err)
 	}
-	if err := json.Unmarshal(body, &r.Out.Properties); err != nil {
-		return nil, false, fmt.Errorf("job put: job %d properties: %w", r.Out.ID, err)
-	}
+	// The stored properties are those written: the caller's, not decoded again (store.Driver.JobPut).
+	r.Out.Properties = props
 	return r.Out, r.Created, nil
 }
