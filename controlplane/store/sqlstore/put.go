@@ -24,7 +24,7 @@ type PutRequest struct {
 
 // JobPut is store.Writer's JobPut for both drivers: the properties are encoded once (without
 // their status), write stores the request (in a group or alone), and the job returned carries the
-// properties as written, decoded here, outside any transaction.
+// properties as written: the caller's, not decoded again.
 func JobPut(ctx context.Context, params store.JobPutParams, write func(*PutRequest)) (*store.Job, bool, error) {
 	props := params.Job.Properties
 	props.Status = nil
