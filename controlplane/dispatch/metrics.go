@@ -96,5 +96,4 @@ type Outcome struct {
 	Missed    int       // occurrences coalesced into this execution (missed by more than the misfire threshold)
 	Scheduled time.Time // the occurrence's scheduled time
 	End       time.Time // the end of its last attempt
-	JobState  string    // the job's state after the record (Faulted when this execution faulted it)
 }

@@ -264,7 +264,7 @@ func (d *Dispatcher) commitRecords(ctx context.Context, batch []*recordOp) []*re
 			if d.cfg.OnOutcome != nil {
 				d.cfg.OnOutcome(Outcome{
 					JobID: r.rec.JobID, Job: r.job.Key, Tag: r.exec.Tag, Outcome: r.outcome, Missed: r.exec.Missed,
-					Scheduled: r.exec.Scheduled, End: r.rec.History.EndTime, JobState: res[i].State,
+					Scheduled: r.exec.Scheduled, End: r.rec.History.EndTime,
 				})
 			}
 		}

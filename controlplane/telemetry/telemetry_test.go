@@ -6,6 +6,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
+
 	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/dispatch"
 	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/store"
 	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/store/sqlite"
@@ -72,4 +75,70 @@ func TestExecutionsPerMinuteBySubscription(t *testing.T) {
 	if n := len(c.ExecutionsPerMinute("", now, 10*Minutes)); n != Minutes {
 		t.Errorf("%d minutes, want at most %d", n, Minutes)
 	}
+}
+
+// TestCoalescedAndPerJobSeries: the occurrences coalesced into finished executions are counted;
+// a job's first outcome creates its three outcome series; with PerJob off none is registered.
+func TestCoalescedAndPerJobSeries(t *testing.T) {
+	st, err := sqlite.Open(t.Context(), filepath.Join(t.TempDir(), "db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = st.Close() })
+	for _, perJob := range []bool{true, false} {
+		c, err := New(Config{Store: st, PerJob: perJob})
+		if err != nil {
+			t.Fatal(err)
+		}
+		reg := prometheus.NewRegistry()
+		if err := c.Register(reg); err != nil {
+			t.Fatal(err)
+		}
+		k := store.JobKey{CollectionKey: store.CollectionKey{Subscription: "s", ResourceGroup: "rg", Name: "c"}, Name: "j"}
+		c.Observe(dispatch.Outcome{Job: k, Outcome: dispatch.OutcomeCompleted, Missed: 10, End: time.Unix(1000, 0)})
+		c.Observe(dispatch.Outcome{Job: k, Outcome: dispatch.OutcomeCompleted, Missed: 2, End: time.Unix(2000, 0)})
+		if got := value(t, c.missed); got != 12 {
+			t.Errorf("PerJob %v: coalesced %v, want 12", perJob, got)
+		}
+		want := 0
+		if perJob {
+			want = 3
+			if got := value(t, c.jobExec.WithLabelValues("s", "c", "j", "completed")); got != 2 {
+				t.Errorf("completed executions of j: %v, want 2", got)
+			}
+			if got := value(t, c.lastSuccess.WithLabelValues("s", "c", "j")); got != 2000 {
+				t.Errorf("last success of j: %v, want 2000", got)
+			}
+		}
+		if n, err := seriesOf(reg, MetricJobExecutions); err != nil || n != want {
+			t.Errorf("PerJob %v: %d series of %s (%v), want %d", perJob, n, MetricJobExecutions, err, want)
+		}
+	}
+}
+
+// value reads a counter's or a gauge's value.
+func value(t *testing.T, m prometheus.Metric) float64 {
+	t.Helper()
+	var d dto.Metric
+	if err := m.Write(&d); err != nil {
+		t.Fatal(err)
+	}
+	if d.Counter != nil {
+		return d.GetCounter().GetValue()
+	}
+	return d.GetGauge().GetValue()
+}
+
+// seriesOf counts the series of a metric in reg.
+func seriesOf(reg *prometheus.Registry, name string) (int, error) {
+	fams, err := reg.Gather()
+	if err != nil {
+		return 0, err
+	}
+	for _, f := range fams {
+		if f.GetName() == name {
+			return len(f.GetMetric()), nil
+		}
+	}
+	return 0, nil
 }
