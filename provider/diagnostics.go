@@ -81,7 +81,13 @@ func apiError(diags *diag.Diagnostics, doing string, err error) {
 		diags.AddError("Check the Scheduler token: the daemon refused it while "+doing,
 			err.Error()+"\n\nSet a valid token in the provider block or "+EnvToken+"; a token scoped to one subscription cannot reach another.")
 	case http.StatusBadRequest:
-		diags.AddError("The daemon rejected the configuration while "+doing, hclNames(err.Error()))
+		if strings.Contains(e.Message, "HTTP request to an HTTPS server") { // Go's answer to http:// on a TLS port
+			diags.AddError("Use https:// in the provider's endpoint ("+EnvEndpoint+"): the daemon serves HTTPS", err.Error())
+			return
+		}
+		named := *e
+		named.Message = hclNames(e.Message) // the attribute names of HCL; the API path stays as it is
+		diags.AddError("The daemon rejected the configuration while "+doing, named.Error())
 	case http.StatusConflict:
 		diags.AddError("Resolve the conflict reported while "+doing,
 			err.Error()+"\n\nA collection limit (quota, SKU) was reached or the job is in a final state (Completed, Faulted). "+

@@ -5,6 +5,7 @@ import (
 	"crypto/x509/pkix"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -19,6 +20,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/providerserver"
 	fwresource "github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
+	"github.com/hashicorp/terraform-plugin-testing/config"
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
 	"github.com/hashicorp/terraform-plugin-testing/knownvalue"
 	"github.com/hashicorp/terraform-plugin-testing/statecheck"
@@ -299,37 +301,68 @@ func TestAccProvider_tls(t *testing.T) {
 		t.Fatalf("start a TLS daemon: %v", err)
 	}
 	defer stop()
-	config := func(tls string) string {
-		return fmt.Sprintf(`
+	const cfg = `
+variable "endpoint" { type = string }
+variable "token" { type = string }
+variable "ca_cert_pem" {
+  type    = string
+  default = null
+}
+variable "insecure_skip_verify" {
+  type    = bool
+  default = null
+}
+
 provider "scheduler" {
-  endpoint = "https://%s"
-  token    = %q
-  %s
+  endpoint             = var.endpoint
+  token                = var.token
+  ca_cert_pem          = var.ca_cert_pem
+  insecure_skip_verify = var.insecure_skip_verify
 }
 
 resource "scheduler_job_collection" "test" {
   name = "over-tls"
 }
-`, addr, accToken, tls)
+`
+	vars := func(scheme string, tls config.Variables) config.Variables {
+		v := config.Variables{"endpoint": config.StringVariable(scheme + "://" + addr), "token": config.StringVariable(accToken)}
+		maps.Copy(v, tls)
+		return v
 	}
+	trusted := config.Variables{"ca_cert_pem": config.StringVariable(certPEM)}
 	resource.Test(t, resource.TestCase{
 		ProtoV6ProviderFactories: protoV6Factories(),
 		Steps: []resource.TestStep{
 			{
-				Config: config(fmt.Sprintf("ca_cert_pem = %q", certPEM)),
+				Config:          cfg,
+				ConfigVariables: vars("https", trusted),
 				ConfigStateChecks: []statecheck.StateCheck{
 					statecheck.ExpectKnownValue("scheduler_job_collection.test", tfjsonpath.New("id"),
 						knownvalue.StringExact("/subscriptions/default/resourceGroups/default/providers/Microsoft.Scheduler/jobCollections/over-tls")),
 				},
 			},
 			{ // the system roots do not trust it
-				Config:      config(""),
-				PlanOnly:    true,
-				ExpectError: messageRE("certificate signed by unknown authority"),
+				Config:          cfg,
+				ConfigVariables: vars("https", nil),
+				PlanOnly:        true,
+				ExpectError:     messageRE("certificate signed by unknown authority"),
 			},
 			{ // unless verification is off
-				Config:   config("insecure_skip_verify = true"),
-				PlanOnly: true,
+				Config:          cfg,
+				ConfigVariables: vars("https", config.Variables{"insecure_skip_verify": config.BoolVariable(true)}),
+				PlanOnly:        true,
+			},
+			{ // http against it: the API path as it is, and what to change
+				Config:          cfg,
+				ConfigVariables: vars("http", trusted),
+				PlanOnly:        true,
+				ExpectError: regexp.MustCompile(messageRE("Error: Use https:// in the provider's endpoint (SCHEDULER_ENDPOINT): the daemon serves HTTPS").String() +
+					`(?s:.*)` + messageRE("GET /subscriptions/default/resourceGroups/default/providers/Microsoft.Scheduler/jobCollections/over-tls: 400:").String()),
+			},
+			{ // https again, so that the collection can be destroyed
+				Config:          cfg,
+				ConfigVariables: vars("https", trusted),
+				PlanOnly:        true,
 			},
 		},
 	})

@@ -82,7 +82,7 @@ func (v requiredBlock) ValidateObject(_ context.Context, req validator.ObjectReq
 		return
 	}
 	resp.Diagnostics.AddAttributeError(req.Path, "Missing "+req.Path.String()+" block",
-		fmt.Sprintf("A %s { ... } block is required.", req.Path.String()))
+		fmt.Sprintf("%s %s { ... } block is required.", article(req.Path.String()), req.Path.String()))
 }
 
 // exactlyOneBlock checks that a block holds exactly one of the nested blocks names (the
@@ -124,4 +124,12 @@ func (v exactlyOneBlock) ValidateObject(_ context.Context, req validator.ObjectR
 		resp.Diagnostics.AddAttributeError(req.Path, "Invalid "+req.Path.String()+": set only one of "+strings.Join(v, ", "),
 			fmt.Sprintf("%s holds %d blocks (%s); it takes exactly one.", req.Path, len(set), strings.Join(set, ", ")))
 	}
+}
+
+// article is the indefinite article before word: "An" before a vowel ("An action block"), else "A".
+func article(word string) string {
+	if word != "" && strings.ContainsRune("aeiouAEIOU", rune(word[0])) {
+		return "An"
+	}
+	return "A"
 }

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/types"
@@ -37,6 +38,26 @@ func TestNameValidator(t *testing.T) {
 		case tc.want != "" && (len(resp.Diagnostics) != 1 || !strings.Contains(resp.Diagnostics[0].Detail(), tc.want) ||
 			resp.Diagnostics[0].Summary() != "Fix name: use a valid "+tc.kind.String()):
 			t.Errorf("%v %q: %v, want one error containing %q", tc.kind, tc.name, resp.Diagnostics, tc.want)
+		}
+	}
+}
+
+// A missing required block is named with the right article: "An action { ... } block is required."
+func TestRequiredBlockMessage(t *testing.T) {
+	for _, tc := range []struct{ attr, want string }{
+		{"action", "An action { ... } block is required."},
+		{"recurrence", "A recurrence { ... } block is required."},
+	} {
+		var resp validator.ObjectResponse
+		requiredBlock{}.ValidateObject(context.Background(), validator.ObjectRequest{
+			Path:        path.Root(tc.attr),
+			ConfigValue: types.ObjectNull(map[string]attr.Type{}),
+		}, &resp)
+		if n := resp.Diagnostics.ErrorsCount(); n != 1 {
+			t.Fatalf("%s: %d errors, want 1", tc.attr, n)
+		}
+		if got := resp.Diagnostics.Errors()[0].Detail(); got != tc.want {
+			t.Errorf("%s: %q, want %q", tc.attr, got, tc.want)
 		}
 	}
 }
