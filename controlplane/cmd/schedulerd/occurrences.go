@@ -120,11 +120,16 @@ func occurrences(args []string, stdin io.Reader, stdout, stderr io.Writer, clk c
 	return 2
 }
 
-// validateSchedule checks a whole job as the daemon does, or, when it has no action, only its
-// startTime and recurrence (a schedule to preview).
+// validateSchedule checks a whole job as the daemon does (but for the secrets left out, as the API
+// returns a job), or, when it has no action, only its startTime and recurrence (a schedule to
+// preview).
 func validateSchedule(props *wire.JobProperties, now time.Time) (*recurrence.Rule, wire.Problems) {
 	if props.Action != nil {
-		return jobdef.Validate(props, now)
+		rule, ps := jobdef.Validate(props, now)
+		if ps = withoutMissingSecrets(ps, props.Action); len(ps) > 0 || rule != nil {
+			return rule, ps
+		}
+		// Only secrets the API never returns were missing: the schedule is compiled below.
 	}
 	rule, err := recurrence.Compile(props.StartTime, props.Recurrence, now)
 	if err == nil {
@@ -135,6 +140,25 @@ func validateSchedule(props *wire.JobProperties, now time.Time) (*recurrence.Rul
 		ps = wire.Problems{{Path: "recurrence", Message: err.Error()}}
 	}
 	return nil, ps
+}
+
+// withoutMissingSecrets drops the problems of secrets left out: the API never returns them
+// (passwords, pfx, OAuth secret, SAS token, Service Bus key), so a job exactly as GET returns it
+// previews as it runs. A secret that is set is still checked.
+func withoutMissingSecrets(ps wire.Problems, a *wire.JobAction) wire.Problems {
+	missing := map[string]bool{}
+	for _, f := range a.NamedSecretFields() {
+		if *f.Value == "" {
+			missing["action."+f.Path] = true
+		}
+	}
+	var out wire.Problems
+	for _, p := range ps {
+		if !missing[p.Path] {
+			out = append(out, p)
+		}
+	}
+	return out
 }
 
 func readJob(name string, stdin io.Reader) ([]byte, error) {

@@ -167,6 +167,19 @@ func TestOccurrencesCommand(t *testing.T) {
 			stdin:      `{"startTime":"2015-02-10T08:00:00Z",` + httpAction + `,"recurrence":{"frequency":"Month","interval":12,"schedule":{"monthDays":[30]}}}`,
 			wantCode:   2,
 			wantStderr: "recurrence.schedule: the rule can never fire: no month it reaches from 2015-02-10T08:00:00Z (every 12) has a matching day and time\n"},
+		{name: "a job as the API returns it, its secrets left out (never returned)",
+			args: []string{"occurrences", "--now", "2015-04-08T13:00:00Z", "--count", "2"},
+			stdin: `{"id":"/subscriptions/s/resourceGroups/rg/providers/Microsoft.Scheduler/jobCollections/c/jobs/j","name":"j","properties":{` +
+				`"startTime":"2015-04-07T14:00:00Z","action":{"type":"Https","request":{"uri":"https://example.com/hook","method":"POST",` +
+				`"authentication":{"type":"Basic","username":"u"}},"errorAction":{"type":"StorageQueue","queueMessage":` +
+				`{"storageAccount":"acct","queueName":"errors","message":"m"}}},"recurrence":{"frequency":"Day","interval":2}}}`,
+			wantCode: 0, wantStdout: "2015-04-09T14:00:00Z\n2015-04-11T14:00:00Z\n"},
+		{name: "a secret that is set is still checked",
+			args: []string{"occurrences", "--now", "2015-04-08T13:00:00Z"},
+			stdin: `{"startTime":"2015-04-07T14:00:00Z","action":{"type":"StorageQueue","queueMessage":` +
+				`{"storageAccount":"acct","queueName":"jobs","sasToken":"nosig","message":"m"}},"recurrence":{"frequency":"Day"}}`,
+			wantCode:   2,
+			wantStderr: "action.queueMessage.sasToken: is not a shared access signature (a query string with sig=...)\n"},
 		{name: "malformed JSON",
 			args:       []string{"occurrences"},
 			stdin:      "{\n  \"startTime\": \"2015-04-01\",\n}",
