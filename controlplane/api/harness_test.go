@@ -19,7 +19,7 @@ import (
 
 	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/secret"
 	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/store"
-	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/store/storetest"
+	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/store/testdb"
 	"github.com/schedulerhq/terraform-provider-scheduler/internal/clock"
 )
 
@@ -84,7 +84,7 @@ type harness struct {
 func newHarness(t testing.TB, options ...func(*Config)) *harness {
 	t.Helper()
 	dir := t.TempDir()
-	st := storetest.Open(t)
+	st := testdb.Open(t)
 	box, _, err := secret.LoadOrCreate(filepath.Join(dir, "secret.key"))
 	if err != nil {
 		t.Fatal(err)

@@ -17,7 +17,7 @@ import (
 	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/dispatch"
 	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/secret"
 	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/store"
-	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/store/storetest"
+	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/store/testdb"
 	"github.com/schedulerhq/terraform-provider-scheduler/internal/wire"
 )
 
@@ -32,7 +32,7 @@ func benchSetup(b *testing.B, n int, sink string, due time.Time) (store.Driver, 
 func benchSetupEach(b *testing.B, n int, rec *wire.JobRecurrence, uri func(int) string, dueOf func(int) time.Time) (store.Driver, *secret.Box) {
 	b.Helper()
 	ctx := b.Context()
-	st := storetest.Open(b)
+	st := testdb.Open(b)
 	key := make([]byte, 32)
 	_, _ = rand.Read(key)
 	box, err := secret.New(key)

@@ -9,7 +9,7 @@ import (
 	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/replica"
 	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/secret"
 	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/store"
-	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/store/storetest"
+	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/store/testdb"
 	"github.com/schedulerhq/terraform-provider-scheduler/internal/clock"
 	"github.com/schedulerhq/terraform-provider-scheduler/internal/testsignal"
 )
@@ -57,7 +57,7 @@ func TestFailoverOnTheFakeClock(t *testing.T) {
 	const ttl = 2 * time.Second
 	t0 := time.Date(2026, 6, 1, 9, 0, 0, 0, time.UTC)
 	clk := clock.NewFake(t0)
-	st := storetest.Open(t)
+	st := testdb.Open(t)
 	cut := &cutOff{Driver: st, replica: "a"}
 	a := fakeReplica(t, cut, "a", ttl, clk)
 	ea := round(t, &a.TestSignals.Elected, "a")

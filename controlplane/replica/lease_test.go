@@ -20,7 +20,7 @@ import (
 	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/replica"
 	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/secret"
 	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/store"
-	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/store/storetest"
+	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/store/testdb"
 	"github.com/schedulerhq/terraform-provider-scheduler/internal/wire"
 )
 
@@ -209,7 +209,7 @@ func waitDone(t *testing.T, st store.Driver, jobs []*store.Job) {
 // sized to its free workers: with 4 workers each and 8 occurrences due at once (every attempt held
 // by the receiver), the leader and the follower each run exactly 4, and each reports 4 taken.
 func TestFollowersTakeTheirShare(t *testing.T) {
-	st := storetest.OpenPostgres(t, storetest.PostgresURL())
+	st := testdb.Postgres(t)
 	recv := newRegionReceiver(t, "a", "b")
 	a := startMember(t, st, "a", 0)
 	waitFor(t, "a leads and is ready", 10*time.Second, func() bool { return a.Leading() && a.Ready() })
@@ -307,7 +307,7 @@ func (d *dying) AttemptRecordMany(ctx context.Context, p store.AttemptRecordMany
 // replica's attempts were never recorded).
 func TestADeadFollowersAttemptsAreRescued(t *testing.T) {
 	const lease = time.Second
-	st := storetest.OpenPostgres(t, storetest.PostgresURL())
+	st := testdb.Postgres(t)
 	recv := newRegionReceiver(t, "b") // b's attempts hang until b dies
 	a := startMember(t, st, "a", lease)
 	waitFor(t, "a leads and is ready", 10*time.Second, func() bool { return a.Leading() && a.Ready() })

@@ -14,7 +14,7 @@ import (
 	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/secret"
 	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/store"
 	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/store/postgres"
-	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/store/storetest"
+	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/store/testdb"
 	"github.com/schedulerhq/terraform-provider-scheduler/internal/wire"
 )
 
@@ -106,7 +106,7 @@ func waitFor(t *testing.T, what string, within time.Duration, cond func() bool) 
 // lease ended never acts beside it; the other replica then leads in the next term.
 func TestLeaderCutOffStepsDownBeforeItsLeaseEnds(t *testing.T) {
 	const ttl = 900 * time.Millisecond
-	st := storetest.Open(t)
+	st := testdb.Open(t)
 	a := &cutOff{Driver: st, replica: "a"}
 	ra := newReplica(t, a, "a", ttl)
 	waitFor(t, "a leads", 10*time.Second, ra.Leading)
@@ -143,7 +143,7 @@ func TestLeaderCutOffStepsDownBeforeItsLeaseEnds(t *testing.T) {
 func TestChangeThroughFollowerReachesLeader(t *testing.T) {
 	// Each replica has its own pool, as replicas in their own processes do: a change written
 	// through b's is one that a has not made.
-	u := storetest.PostgresSchema(t, storetest.PostgresURL())
+	u := testdb.PostgresSchema(t, testdb.PostgresURL(t))
 	st, stB := openPostgres(t, u), openPostgres(t, u)
 	fired := make(chan string, 1)
 	target := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

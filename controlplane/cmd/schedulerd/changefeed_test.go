@@ -18,7 +18,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/store/storetest"
+	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/store/testdb"
 	"github.com/schedulerhq/terraform-provider-scheduler/internal/client"
 	"github.com/schedulerhq/terraform-provider-scheduler/internal/wire"
 )
@@ -210,7 +210,7 @@ func (s *replicaSet) byID(id string) *replicaProc {
 // feedDB connects to the test database (to read the store and terminate connections).
 func feedDB(t *testing.T) *pgx.Conn {
 	t.Helper()
-	db, err := pgx.Connect(context.Background(), storetest.PostgresURL())
+	db, err := pgx.Connect(context.Background(), testdb.PostgresURL(t))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -22,7 +22,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/store/storetest"
+	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/store/testdb"
 	"github.com/schedulerhq/terraform-provider-scheduler/internal/client"
 	"github.com/schedulerhq/terraform-provider-scheduler/internal/wire"
 )
@@ -62,7 +62,7 @@ func newReplicaSet(t *testing.T) *replicaSet {
 	if err := os.WriteFile(keyFile, []byte(base64.StdEncoding.EncodeToString(key)+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	return &replicaSet{t: t, bin: daemonBinary(t), dbURL: storetest.PostgresSchema(t, storetest.PostgresURL()), keyFile: keyFile,
+	return &replicaSet{t: t, bin: daemonBinary(t), dbURL: testdb.PostgresSchema(t, testdb.PostgresURL(t)), keyFile: keyFile,
 		procs: map[string]*replicaProc{}}
 }
 
@@ -447,7 +447,7 @@ func TestReplicasFailover(t *testing.T) {
 
 	// 3. Cut the leader's database connections 45 s into the window.
 	time.Sleep(time.Until(start.Add(45 * time.Second)))
-	db, err := pgx.Connect(context.Background(), storetest.PostgresURL())
+	db, err := pgx.Connect(context.Background(), testdb.PostgresURL(t))
 	if err != nil {
 		t.Fatal(err)
 	}

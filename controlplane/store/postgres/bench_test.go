@@ -7,7 +7,7 @@ import (
 
 	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/store"
 	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/store/postgres"
-	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/store/storetest"
+	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/store/testdb"
 	"github.com/schedulerhq/terraform-provider-scheduler/internal/wire"
 )
 
@@ -45,7 +45,7 @@ func benchJobs(b *testing.B, d *postgres.Driver, n int, now time.Time) []*store.
 
 func openB(b *testing.B) *postgres.Driver {
 	b.Helper()
-	return storetest.OpenPostgres(b, storetest.PostgresURL())
+	return testdb.Postgres(b)
 }
 
 // BenchmarkExecutionClaimMany measures claims committed per second in batches of 256, fenced by

@@ -6,14 +6,14 @@ import (
 	"time"
 
 	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/store"
-	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/store/storetest"
+	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/store/testdb"
 )
 
 // TestChangeCommittedLateIsRead: a change whose transaction began before a read of the feed and
 // committed after it (a lower sequence number than a change the read returned) is returned by
 // the next read; a change rolled back is never returned nor notified.
 func TestChangeCommittedLateIsRead(t *testing.T) {
-	d := storetest.OpenPostgres(t, storetest.PostgresURL())
+	d := testdb.Postgres(t)
 	ctx := t.Context()
 	heard := make(chan store.Change, 8)
 	lctx, cancel := context.WithCancel(ctx)

@@ -5,8 +5,10 @@ import (
 
 	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/store"
 	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/store/storetest"
+	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/store/testdb"
 )
 
 func TestConformance(t *testing.T) {
-	storetest.Run(t, func(t *testing.T) store.Driver { return storetest.OpenPostgres(t, storetest.PostgresURL()) })
+	testdb.PostgresURL(t) // without a database, skip here once rather than in every case
+	storetest.Run(t, func(t *testing.T) store.Driver { return testdb.Postgres(t) })
 }

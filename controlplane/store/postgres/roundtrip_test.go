@@ -16,7 +16,7 @@ import (
 
 	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/store"
 	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/store/postgres"
-	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/store/storetest"
+	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/store/testdb"
 	"github.com/schedulerhq/terraform-provider-scheduler/internal/wire"
 )
 
@@ -73,7 +73,7 @@ func (r *roundTrips) TracePrepareEnd(context.Context, *pgx.Conn, pgx.TracePrepar
 // the application name its connections carry.
 func openTraced(t *testing.T) (*postgres.Driver, *roundTrips, string, string) {
 	t.Helper()
-	u := storetest.PostgresSchema(t, storetest.PostgresURL())
+	u := testdb.PostgresSchema(t, testdb.PostgresURL(t))
 	cfg, err := pgxpool.ParseConfig(u)
 	if err != nil {
 		t.Fatal(err)

@@ -10,31 +10,12 @@ import (
 	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/store"
 	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/store/sqlite"
 	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/store/storetest"
+	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/store/testdb"
 )
 
-func open(t *testing.T) *sqlite.Driver {
-	t.Helper()
-	d, err := sqlite.Open(t.Context(), filepath.Join(t.TempDir(), "scheduler.db"))
-	if err != nil {
-		t.Fatalf("open: %v", err)
-	}
-	t.Cleanup(func() {
-		if err := d.Close(); err != nil {
-			t.Errorf("close: %v", err)
-		}
-	})
-	return d
-}
+func open(t *testing.T) *sqlite.Driver { return testdb.SQLite(t) }
 
-func openB(b *testing.B) *sqlite.Driver {
-	b.Helper()
-	d, err := sqlite.Open(b.Context(), filepath.Join(b.TempDir(), "scheduler.db"))
-	if err != nil {
-		b.Fatalf("open: %v", err)
-	}
-	b.Cleanup(func() { _ = d.Close() })
-	return d
-}
+func openB(b *testing.B) *sqlite.Driver { return testdb.SQLite(b) }
 
 func TestConformance(t *testing.T) {
 	storetest.Run(t, func(t *testing.T) store.Driver { return open(t) })

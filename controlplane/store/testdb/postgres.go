@@ -1,4 +1,4 @@
-package storetest
+package testdb
 
 import (
 	"context"
@@ -10,23 +10,27 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/store"
 	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/store/postgres"
 )
 
-// DefaultPostgres is the database the PostgreSQL tests use when EnvPostgres is unset: the
-// machine's PostgreSQL (tools/postgres.sh makes sure it runs).
-const DefaultPostgres = "postgres://postgres@127.0.0.1:5432/test?sslmode=disable"
-
-// EnvPostgres overrides DefaultPostgres for the PostgreSQL driver's own tests.
+// EnvPostgres names the environment variable holding the PostgreSQL database the tests that
+// need PostgreSQL run on (a postgres:// URL). Unset, a postgres:// EnvStore serves; with neither,
+// those tests skip.
 const EnvPostgres = "SCHEDULER_TEST_POSTGRES"
 
-// PostgresURL is the database the PostgreSQL driver's tests run on.
-func PostgresURL() string {
+// PostgresURL returns the database of the PostgreSQL tests, or skips tb with a message naming
+// the variable to set. A database named but not reachable fails the test that opens it: it is
+// never a skip.
+func PostgresURL(tb testing.TB) string {
+	tb.Helper()
 	if u := os.Getenv(EnvPostgres); u != "" {
 		return u
 	}
-	return DefaultPostgres
+	if u := os.Getenv(EnvStore); isPostgres(u) {
+		return u
+	}
+	tb.Skipf("needs PostgreSQL: set %s to a database URL (make test sets postgres://postgres@127.0.0.1:5432/test?sslmode=disable)", EnvPostgres)
+	return ""
 }
 
 // PostgresSchema creates a fresh schema in the database at base (so that parallel test runs do
@@ -36,7 +40,7 @@ func PostgresSchema(tb testing.TB, base string) string {
 	ctx := context.WithoutCancel(tb.Context())
 	conn, err := pgx.Connect(ctx, base)
 	if err != nil {
-		tb.Fatalf("postgres %s: %v", base, err)
+		tb.Fatalf("postgres (%s): %v", EnvPostgres, err)
 	}
 	defer func() { _ = conn.Close(ctx) }()
 	b := make([]byte, 8)
@@ -66,16 +70,19 @@ func PostgresSchema(tb testing.TB, base string) string {
 	return u.String()
 }
 
-// OpenPostgres opens the PostgreSQL driver on a fresh schema of the database at base.
-func OpenPostgres(tb testing.TB, base string) *postgres.Driver {
+// Postgres opens the PostgreSQL driver on a fresh schema of the database PostgresURL names (or
+// skips tb), and closes it when tb ends.
+func Postgres(tb testing.TB) *postgres.Driver {
 	tb.Helper()
-	u := PostgresSchema(tb, base)
-	d, err := postgres.Open(tb.Context(), u)
+	return openPostgres(tb, PostgresURL(tb))
+}
+
+func openPostgres(tb testing.TB, base string) *postgres.Driver {
+	tb.Helper()
+	d, err := postgres.Open(tb.Context(), PostgresSchema(tb, base))
 	if err != nil {
 		tb.Fatalf("open postgres: %v", err)
 	}
 	tb.Cleanup(func() { _ = d.Close() })
 	return d
 }
-
-func openPostgres(tb testing.TB, base string) store.Driver { return OpenPostgres(tb, base) }
