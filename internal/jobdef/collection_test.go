@@ -44,6 +44,9 @@ func TestCheckLimitsShortcutIsExact(t *testing.T) {
 		{"2026-03-01T10:00:00Z", rec("Hour", &one, "", nil)},
 		{"2026-03-01T10:00:00Z", rec("Hour", &two, "Europe/Berlin", nil)},
 		{"2026-03-01T10:00:00Z", rec("Hour", &one, "", &wire.JobRecurrenceSchedule{Minutes: []int{0, 30}})},
+		{"2026-03-01T10:00:00Z", rec("Hour", &two, "", &wire.JobRecurrenceSchedule{Minutes: []int{0, 50}})},
+		{"2026-03-01T10:00:00Z", rec("Hour", &one, "", &wire.JobRecurrenceSchedule{Minutes: []int{5, 55}})},
+		{"2026-03-01T10:00:00Z", rec("Hour", &two, "", &wire.JobRecurrenceSchedule{Minutes: []int{10, 20, 50}})},
 		{"2026-03-01T10:00:00Z", rec("Hour", &one, "", &wire.JobRecurrenceSchedule{Hours: []int{9, 10}})},
 		{"2026-03-01T10:00:00Z", rec("Day", &one, "", nil)},
 		{"2026-03-01T10:00:00+05:30", rec("Day", &two, "", nil)},
@@ -55,7 +58,7 @@ func TestCheckLimitsShortcutIsExact(t *testing.T) {
 		{"2026-01-31T10:00:00Z", rec("Month", &one, "", nil)},
 		{"2026-01-31T10:00:00Z", rec("Month", &one, "", &wire.JobRecurrenceSchedule{MonthDays: []int{1, -1}})},
 	}
-	periods := []Period{{"Minute", 1}, {"Minute", 5}, {"Minute", 30}, {"Hour", 1}, {"Hour", 2}, {"Hour", 24}, {"Hour", 168}, {"Day", 1}, {"Day", 2}, {"Week", 1}, {"Month", 1}}
+	periods := []Period{{"Minute", 1}, {"Minute", 5}, {"Minute", 10}, {"Minute", 11}, {"Minute", 30}, {"Minute", 50}, {"Minute", 70}, {"Minute", 71}, {"Hour", 1}, {"Hour", 2}, {"Hour", 24}, {"Hour", 168}, {"Day", 1}, {"Day", 2}, {"Week", 1}, {"Month", 1}}
 	now := time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)
 	p := &wire.JobProperties{}
 	for _, r := range rules {

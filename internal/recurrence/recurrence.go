@@ -174,8 +174,8 @@ func (r *Rule) EndTime() (t time.Time, ok bool) { return r.end, r.hasEnd }
 func (r *Rule) FixedZone() bool { return r.tzFixed }
 
 // MinGap returns a lower bound of the time between two consecutive candidates, when the rule has
-// one candidate per period that it knows exactly (ok false otherwise): Minute and Hour rules with
-// one candidate per bucket and no hours or minutes filter (elapsed time: exactly the interval),
+// candidates it knows exactly (ok false otherwise): Minute and Hour rules without an hours or
+// minutes filter (elapsed time: the interval, or the closest two minutes of an Hour rule's),
 // and, in a FixedZone, Day rules at one time of day without week days (exactly the interval),
 // Week rules at one time on one day of the week (exactly the interval) and Month rules at one
 // time on the anchor's day of the month (at least 28 days per month of the interval).
@@ -185,10 +185,16 @@ func (r *Rule) MinGap() (time.Duration, bool) {
 	}
 	switch r.freq {
 	case Minute, Hour:
-		if len(r.offs) == 1 && !r.hasFilter {
-			return time.Duration(r.period) * time.Second, true
+		if r.hasFilter {
+			return 0, false
 		}
-		return 0, false
+		// Every bucket has the same candidates: the closest two are neighbours in one bucket or
+		// the last of one and the first of the next.
+		gap := r.period - r.offs[len(r.offs)-1] + r.offs[0]
+		for i := 1; i < len(r.offs); i++ {
+			gap = min(gap, r.offs[i]-r.offs[i-1])
+		}
+		return time.Duration(gap) * time.Second, true
 	}
 	if !r.tzFixed || len(r.tods) != 1 || r.byDays {
 		return 0, false
