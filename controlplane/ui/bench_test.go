@@ -154,7 +154,10 @@ func seed100k(b *testing.B) (h *harness, admin, tenant string) {
 			b.Fatal(err)
 		}
 	}
-	tel := h.ui.tel.(*telemetry.Collector)
+	tel, ok := h.ui.tel.(*telemetry.Collector)
+	if !ok {
+		b.Fatalf("the harness's telemetry is a %T", h.ui.tel)
+	}
 	now := h.clock.Now()
 	for m := range telemetry.Minutes {
 		for k := range 60 {
