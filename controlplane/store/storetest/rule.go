@@ -12,7 +12,8 @@ import (
 )
 
 // testRuleStates drives the driver through jobstate.StateTable, the table of the rules' own
-// test: a job is listed by JobListSchedulable exactly when jobstate.Schedulable says so, a
+// test: a job is listed by JobListSchedulable (and the overview's JobListNext) exactly when
+// jobstate.Schedulable says so, a
 // scheduled claim of it succeeds exactly when jobstate.Claimable does (else ErrConflict), and
 // JobPurgeFinal deletes it exactly when jobstate.Final does. The SQL of those methods is the
 // rules' twin: this pins both to the same rows.
@@ -40,10 +41,19 @@ func testRuleStates(t *testing.T, d store.Driver) {
 	for _, j := range listed {
 		isListed[j.ID] = true
 	}
+	soonest, err := d.JobListNext(ctx, store.JobListNextParams{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	isNext := map[int64]bool{}
+	for _, j := range soonest {
+		isNext[j.ID] = true
+	}
 	for i, c := range jobstate.StateTable {
 		j := jobs[i]
 		what := fmt.Sprintf("row %d (%s, collection %s, scheduled %v)", i, c.State, c.Collection, c.Scheduled)
 		equal(t, what+": listed schedulable", isListed[j.ID], c.Schedulable)
+		equal(t, what+": listed by JobListNext", isNext[j.ID], c.Schedulable)
 		res, err := d.ExecutionClaimMany(ctx, store.ExecutionClaimManyParams{
 			Claims: []store.ExecutionClaim{scheduledClaim(j, fmt.Sprintf("tag-%d", i), t0.Add(2*time.Minute))}, Now: t0})
 		if err != nil {
