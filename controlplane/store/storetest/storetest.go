@@ -1,6 +1,7 @@
 // Package storetest is the conformance suite every store.Driver must pass: Run exercises each
-// method with exact assertions. A driver's package test calls it with a constructor that opens a
-// fresh, empty store (a temp-dir file, a new database schema).
+// method with exact assertions, nested by area. A driver's package test calls it with its opener,
+// a constructor of a fresh, empty store (a temp-dir file, a new database schema: see testdb); the
+// suite itself knows no driver.
 package storetest
 
 import (
@@ -16,62 +17,113 @@ import (
 // T0 is the suite's "now"; every time it stores is derived from it.
 var t0 = time.Date(2026, 3, 1, 12, 0, 0, 123456789, time.UTC)
 
-// Run runs the conformance suite; newDriver returns a fresh, empty store and arranges its Close.
-func Run(t *testing.T, newDriver func(t *testing.T) store.Driver) {
-	tests := []struct {
-		name string
-		fn   func(t *testing.T, d store.Driver)
-	}{
-		{"CollectionPutGetDelete", testCollectionPutGetDelete},
-		{"NamesCompareAsNameKey", testNamesCompareAsNameKey},
-		{"CollectionVersion", testCollectionVersion},
-		{"CollectionList", testCollectionList},
-		{"JobPutGetDelete", testJobPutGetDelete},
-		{"JobVersion", testJobVersion},
-		{"JobListAndCount", testJobListAndCount},
-		{"JobQuota", testJobQuota},
-		{"JobQuotaRace", testJobQuotaRace},
-		{"CollectionDeleteCascades", testCollectionDeleteCascades},
-		{"JobDeleteCascades", testJobDeleteCascades},
-		{"JobGetByID", testJobGetByID},
-		{"JobGetMany", testJobGetMany},
-		{"JobListSchedulable", testJobListSchedulable},
-		{"ExecutionClaimScheduled", testExecutionClaimScheduled},
-		{"ExecutionClaimManual", testExecutionClaimManual},
-		{"ExecutionClaimAhead", testExecutionClaimAhead},
-		{"ExecutionClaimLoopBatch", testExecutionClaimLoopBatch},
-		{"ManualRunInFlight", testManualRunInFlight},
-		{"ExecutionListUnfinished", testExecutionListUnfinished},
-		{"LargeBatches", testLargeBatches},
-		{"AttemptRecordRetryAndErrorAction", testAttemptRecordRetryAndErrorAction},
-		{"AttemptRecordFaulted", testAttemptRecordFaulted},
-		{"AttemptRecordCompleted", testAttemptRecordCompleted},
-		{"AttemptRecordGone", testAttemptRecordGone},
-		{"AttemptRecordCancelled", testAttemptRecordCancelled},
-		{"AttemptRecordSameJobTwiceInABatch", testAttemptRecordSameJobTwice},
-		{"HistoryListOrderFilterPaging", testHistoryList},
-		{"HistoryPurge", testHistoryPurge},
-		{"JobPurgeFinal", testJobPurgeFinal},
-		{"Meta", testMeta},
-		{"JobListAll", testJobListAll},
-		{"JobStateCount", testJobStateCount},
-		{"JobListNext", testJobListNext},
-		{"ClaimRace", testClaimRace},
-		{"ManualRunRace", testManualRunRace},
-		{"LeaderTermExpiry", testLeaderTermExpiry},
-		{"StaleLeaderRefused", testStaleLeaderRefused},
-		{"ExecutionTake", testExecutionTake},
-		{"ExecutionTakeRace", testExecutionTakeRace},
-		{"LeaseExpiresAndIsRescued", testLeaseExpiresAndIsRescued},
-		{"LeaseRelease", testLeaseRelease},
-		{"RescueFenced", testRescueFenced},
-		{"RuleStates", testRuleStates},
-		{"RuleRecord", testRuleRecord},
-		{"ChangeFeed", testChangeFeed},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			tc.fn(t, newDriver(t))
+// testCase is one case of the suite: fn runs on a fresh, empty store of its own.
+type testCase struct {
+	name string
+	fn   func(t *testing.T, d store.Driver)
+	// serial keeps the case out of the parallel ones: it drives many connections at once.
+	serial bool
+}
+
+// areas are the parts of the store's contract, each with the cases that pin it. A new case goes
+// into the area of what it pins.
+var areas = []struct {
+	name  string
+	cases []testCase
+}{
+	{"Collection", []testCase{
+		{name: "PutGetDelete", fn: testCollectionPutGetDelete},
+		{name: "NamesCompareAsNameKey", fn: testNamesCompareAsNameKey},
+		{name: "Version", fn: testCollectionVersion},
+		{name: "List", fn: testCollectionList},
+		{name: "DeleteCascades", fn: testCollectionDeleteCascades},
+	}},
+	{"Job", []testCase{
+		{name: "PutGetDelete", fn: testJobPutGetDelete},
+		{name: "Version", fn: testJobVersion},
+		{name: "ListAndCount", fn: testJobListAndCount},
+		{name: "Quota", fn: testJobQuota},
+		{name: "QuotaRace", fn: testJobQuotaRace, serial: true},
+		{name: "DeleteCascades", fn: testJobDeleteCascades},
+		{name: "GetByID", fn: testJobGetByID},
+		{name: "GetMany", fn: testJobGetMany},
+		{name: "ListSchedulable", fn: testJobListSchedulable},
+		{name: "ListAll", fn: testJobListAll},
+		{name: "ListNext", fn: testJobListNext},
+		{name: "StateCount", fn: testJobStateCount},
+	}},
+	{"Claim", []testCase{
+		{name: "Scheduled", fn: testExecutionClaimScheduled},
+		{name: "Manual", fn: testExecutionClaimManual},
+		{name: "Ahead", fn: testExecutionClaimAhead},
+		{name: "LoopBatch", fn: testExecutionClaimLoopBatch},
+		{name: "ListUnfinished", fn: testExecutionListUnfinished},
+		{name: "LargeBatches", fn: testLargeBatches},
+		{name: "Race", fn: testClaimRace, serial: true},
+	}},
+	{"ManualRun", []testCase{
+		{name: "InFlight", fn: testManualRunInFlight},
+		{name: "Race", fn: testManualRunRace, serial: true},
+	}},
+	{"Record", []testCase{
+		{name: "RetryAndErrorAction", fn: testAttemptRecordRetryAndErrorAction},
+		{name: "Faulted", fn: testAttemptRecordFaulted},
+		{name: "Completed", fn: testAttemptRecordCompleted},
+		{name: "Gone", fn: testAttemptRecordGone},
+		{name: "Cancelled", fn: testAttemptRecordCancelled},
+		{name: "SameJobTwiceInABatch", fn: testAttemptRecordSameJobTwice},
+	}},
+	{"History", []testCase{
+		{name: "ListOrderFilterPaging", fn: testHistoryList},
+	}},
+	{"Purge", []testCase{
+		{name: "History", fn: testHistoryPurge},
+		{name: "FinalJobs", fn: testJobPurgeFinal},
+	}},
+	{"Meta", []testCase{
+		{name: "GetPut", fn: testMeta},
+	}},
+	{"Leader", []testCase{
+		{name: "TermExpiry", fn: testLeaderTermExpiry},
+		{name: "StaleLeaderRefused", fn: testStaleLeaderRefused},
+	}},
+	{"Lease", []testCase{
+		{name: "Take", fn: testExecutionTake},
+		{name: "TakeRace", fn: testExecutionTakeRace, serial: true},
+		{name: "ExpiresAndIsRescued", fn: testLeaseExpiresAndIsRescued},
+		{name: "Release", fn: testLeaseRelease},
+		{name: "RescueFenced", fn: testRescueFenced},
+	}},
+	{"Rule", []testCase{
+		{name: "States", fn: testRuleStates},
+		{name: "Record", fn: testRuleRecord},
+	}},
+	{"ChangeFeed", []testCase{
+		{name: "Changes", fn: testChangeFeed},
+	}},
+}
+
+// maxParallel bounds the cases that run at once whatever -test.parallel is: each holds a store
+// of its own (a PostgreSQL pool of up to 8 connections; the server allows 100 by default).
+const maxParallel = 4
+
+// Run runs the conformance suite, nested by area (TestX/Job/Quota). open returns a fresh, empty
+// store and arranges its Close: every case gets its own, so the cases run in parallel, except
+// those that drive many connections at once, which run alone first.
+func Run(t *testing.T, open func(t *testing.T) store.Driver) {
+	slots := make(chan struct{}, maxParallel)
+	for _, a := range areas {
+		t.Run(a.name, func(t *testing.T) {
+			for _, c := range a.cases {
+				t.Run(c.name, func(t *testing.T) {
+					if !c.serial {
+						t.Parallel()
+						slots <- struct{}{}
+						defer func() { <-slots }()
+					}
+					c.fn(t, open(t))
+				})
+			}
 		})
 	}
 }
