@@ -73,6 +73,7 @@ func (l *loop) cancelAheadOfCollection(ctx context.Context, collectionID int64) 
 		case errors.Is(err, store.ErrNotFound):
 		case err != nil:
 			l.d.log.Error("reloading a job after its collection changed", "job_id", jobID, "error", err.Error())
+			l.again(ctx, event{kind: evCollectionChanged, id: collectionID})
 			continue
 		case j.State == store.JobStateEnabled && j.CollectionState == store.CollectionStateEnabled:
 			continue

@@ -180,6 +180,7 @@ func (l *loop) reload(ctx context.Context, id int64) {
 	}
 	if err != nil {
 		l.d.log.Error("reloading a job", "job_id", id, "error", err.Error())
+		l.again(ctx, event{kind: evJobChanged, id: id})
 		return
 	}
 	l.put(j)
@@ -250,6 +251,7 @@ func (l *loop) reloadCollection(ctx context.Context, id int64) {
 		jobs, err := l.d.store.JobListSchedulable(ctx, store.JobListSchedulableParams{CollectionID: id, AfterID: after, Limit: DefaultLoadPage})
 		if err != nil {
 			l.d.log.Error("reloading a collection", "collection_id", id, "error", err.Error())
+			l.again(ctx, event{kind: evCollectionChanged, id: id})
 			return
 		}
 		for _, j := range jobs {

@@ -511,3 +511,64 @@ func logHas(p *replicaProc, msg string) bool {
 	b, err := os.ReadFile(p.log)
 	return err == nil && strings.Contains(string(b), msg)
 }
+
+// TestLeaderPoolCutChangesFire: jobs are PUT through a follower while the leader's database
+// connections other than its LISTEN are terminated again and again (the leader hears of the
+// changes, and reading the changed jobs fails): each job fires within 15 s.
+func TestLeaderPoolCutChangesFire(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a process test")
+	}
+	s := newReplicaSet(t)
+	s.start("r1")
+	leader := s.waitLeader(20 * time.Second)
+	s.start("r2")
+	s.waitReady(15 * time.Second)
+	follower := s.byID("r2")
+	db := feedDB(t)
+	recv := newFireReceiver(t)
+	feedCollection(t, leader, 1000)
+	var (
+		cuts atomic.Int64
+		dbMu sync.Mutex
+	)
+	putBurst(t, "p-", 800, 16, recv.srv.URL, func(int) string { return follower.addr }, func(k int) {
+		if k%50 == 25 {
+			dbMu.Lock()
+			defer dbMu.Unlock()
+			var n int
+			if err := db.QueryRow(context.Background(), `SELECT count(*) FILTER (WHERE pg_terminate_backend(pid)) FROM pg_stat_activity
+				WHERE application_name = $1 AND query NOT LIKE 'LISTEN%'`, leader.id).Scan(&n); err != nil {
+				t.Errorf("terminating connections: %v", err)
+			}
+			cuts.Add(int64(n))
+		}
+	})
+	held := storedJobs(t, db, s.dbURL, "p-")
+	if lost := recv.waitFired(held, 15*time.Second); len(lost) > 0 {
+		t.Errorf("%d of %d jobs PUT through the follower never fired while the leader's other connections were cut %d times (first: %s)",
+			len(lost), len(held), cuts.Load(), lost[0])
+		logErrors(t, leader)
+	}
+	t.Logf("%d jobs held by the store; %d of the leader's connections terminated", len(held), cuts.Load())
+}
+
+// logErrors logs the distinct error messages of a replica's log.
+func logErrors(t *testing.T, p *replicaProc) {
+	b, err := os.ReadFile(p.log)
+	if err != nil {
+		return
+	}
+	seen := map[string]int{}
+	for _, l := range strings.Split(string(b), "\n") {
+		if strings.Contains(l, `"level":"ERROR"`) {
+			if i := strings.Index(l, `"msg":`); i >= 0 {
+				msg, _, _ := strings.Cut(l[i:], `",`)
+				seen[msg]++
+			}
+		}
+	}
+	for m, n := range seen {
+		t.Logf("%s log: %dx %s", p.id, n, m)
+	}
+}
