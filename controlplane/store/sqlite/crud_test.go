@@ -13,6 +13,7 @@ import (
 
 	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/store"
 	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/store/sqlite"
+	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/store/storetest"
 )
 
 // TestJobQuotaCountKeptByTriggers checks the job count JobPut checks quotas against (a column
@@ -54,7 +55,7 @@ func TestJobQuotaCountKeptByTriggers(t *testing.T) {
 	ck := store.CollectionKey{Subscription: "S", ResourceGroup: "RG", Name: "C"}
 	put := func(name string, maxJobs int) error {
 		t.Helper()
-		_, _, err := d.JobPut(ctx, store.JobPutParams{Job: crudJob(ck, name, now), MaxJobs: maxJobs, Now: now})
+		_, _, err := d.JobPut(ctx, store.JobPutParams{Job: storetest.APIJob(ck, name, now), MaxJobs: maxJobs, Now: now})
 		return err
 	}
 	wantQuota := func(what string, err error) {
@@ -81,7 +82,7 @@ func TestJobQuotaCountKeptByTriggers(t *testing.T) {
 	}
 	wantQuota("a 5th after the delete and create", put("new-2", 4))
 
-	final := crudJob(ck, "old-2", now)
+	final := storetest.APIJob(ck, "old-2", now)
 	final.State = store.JobStateCompleted
 	if _, _, err := d.JobPut(ctx, store.JobPutParams{Job: final, Now: now}); err != nil {
 		t.Fatal(err)
@@ -112,7 +113,7 @@ func TestJobPutConcurrentEachKeepsItsResult(t *testing.T) {
 	if _, _, err := d.CollectionPut(ctx, store.CollectionPutParams{Now: now, Collection: store.Collection{Key: ck}}); err != nil {
 		t.Fatal(err)
 	}
-	shared, _, err := d.JobPut(ctx, store.JobPutParams{Job: crudJob(ck, "shared", now), Now: now})
+	shared, _, err := d.JobPut(ctx, store.JobPutParams{Job: storetest.APIJob(ck, "shared", now), Now: now})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -133,14 +134,14 @@ func TestJobPutConcurrentEachKeepsItsResult(t *testing.T) {
 			c := ctx
 			switch {
 			case i < creates:
-				p = store.JobPutParams{Job: crudJob(ck, fmt.Sprintf("new-%02d", i), now), MaxJobs: quota + 1} // + "shared"
+				p = store.JobPutParams{Job: storetest.APIJob(ck, fmt.Sprintf("new-%02d", i), now), MaxJobs: quota + 1} // + "shared"
 			case i < creates+replaces:
-				p = store.JobPutParams{Job: crudJob(ck, "shared", now), ExpectVersion: shared.Version}
+				p = store.JobPutParams{Job: storetest.APIJob(ck, "shared", now), ExpectVersion: shared.Version}
 				p.Job.Status.ExecutionCount = i
 			case i < creates+replaces+absent:
-				p = store.JobPutParams{Job: crudJob(store.CollectionKey{Subscription: "s", ResourceGroup: "rg", Name: "absent"}, "j", now)}
+				p = store.JobPutParams{Job: storetest.APIJob(store.CollectionKey{Subscription: "s", ResourceGroup: "rg", Name: "absent"}, "j", now)}
 			default:
-				p = store.JobPutParams{Job: crudJob(ck, fmt.Sprintf("dropped-%02d", i), now)}
+				p = store.JobPutParams{Job: storetest.APIJob(ck, fmt.Sprintf("dropped-%02d", i), now)}
 				c = cancelled
 			}
 			p.Now = now
