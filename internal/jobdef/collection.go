@@ -34,23 +34,24 @@ func (p Period) String() string {
 // when it is known: the interval for minutes and hours (elapsed time), and in a fixed zone for
 // days and weeks, 31 days per month for months.
 func (p Period) maxSpan(fixedZone bool) (time.Duration, bool) {
-	n := time.Duration(p.Interval)
+	n := int64(p.Interval)
 	switch p.Frequency {
 	case "Minute":
-		return n * time.Minute, true
+		return time.Duration(n) * time.Minute, true
 	case "Hour":
-		return n * time.Hour, true
+		return time.Duration(n) * time.Hour, true
 	}
 	if !fixedZone {
 		return 0, false
 	}
+	days := n * 31 // months
 	switch p.Frequency {
 	case "Day":
-		return n * 24 * time.Hour, true
+		days = n
 	case "Week":
-		return n * 7 * 24 * time.Hour, true
+		days = 7 * n
 	}
-	return n * 31 * 24 * time.Hour, true
+	return time.Duration(days) * 24 * time.Hour, true
 }
 
 // After returns t plus the period (calendar days, weeks and months in t's location).

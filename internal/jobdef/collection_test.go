@@ -30,7 +30,7 @@ func enumeratedMaxRecurrence(rule *recurrence.Rule, p Period, now time.Time, don
 // shortcut takes (one candidate per period, fixed zones) and rules it must not (filters, zones
 // with daylight saving time, where a calendar day lasts 23 or 25 hours).
 func TestCheckLimitsShortcutIsExact(t *testing.T) {
-	one, two, five := 1, 2, 5
+	one, two, five, six, thirty := 1, 2, 5, 6, 30
 	rec := func(freq string, interval *int, zone string, s *wire.JobRecurrenceSchedule) *wire.JobRecurrence {
 		return &wire.JobRecurrence{Frequency: freq, Interval: interval, TimeZone: zone, Schedule: s}
 	}
@@ -50,15 +50,18 @@ func TestCheckLimitsShortcutIsExact(t *testing.T) {
 		{"2026-03-01T10:00:00Z", rec("Hour", &one, "", &wire.JobRecurrenceSchedule{Hours: []int{9, 10}})},
 		{"2026-03-01T10:00:00Z", rec("Day", &one, "", nil)},
 		{"2026-03-01T10:00:00+05:30", rec("Day", &two, "", nil)},
+		{"2026-03-01T10:00:00Z", rec("Day", &six, "", nil)},
+		{"2026-03-01T10:00:00Z", rec("Day", &thirty, "", nil)},
 		{"2026-03-01T02:30:00", rec("Day", &one, "Europe/Berlin", nil)},
 		{"2026-03-01T10:00:00Z", rec("Day", &one, "", &wire.JobRecurrenceSchedule{Hours: []int{9, 17}})},
 		{"2026-03-01T10:00:00Z", rec("Week", &one, "", nil)},
 		{"2026-03-01T10:00:00Z", rec("Week", &one, "", &wire.JobRecurrenceSchedule{WeekDays: []string{"Monday", "Tuesday"}})},
 		{"2026-03-01T10:00:00", rec("Week", &one, "America/New_York", nil)},
 		{"2026-01-31T10:00:00Z", rec("Month", &one, "", nil)},
+		{"2026-01-28T10:00:00Z", rec("Month", &one, "", nil)},
 		{"2026-01-31T10:00:00Z", rec("Month", &one, "", &wire.JobRecurrenceSchedule{MonthDays: []int{1, -1}})},
 	}
-	periods := []Period{{"Minute", 1}, {"Minute", 5}, {"Minute", 10}, {"Minute", 11}, {"Minute", 30}, {"Minute", 50}, {"Minute", 70}, {"Minute", 71}, {"Hour", 1}, {"Hour", 2}, {"Hour", 24}, {"Hour", 168}, {"Day", 1}, {"Day", 2}, {"Week", 1}, {"Month", 1}}
+	periods := []Period{{"Minute", 1}, {"Minute", 5}, {"Minute", 10}, {"Minute", 11}, {"Minute", 30}, {"Minute", 50}, {"Minute", 70}, {"Minute", 71}, {"Hour", 1}, {"Hour", 2}, {"Hour", 24}, {"Hour", 168}, {"Hour", 180}, {"Day", 1}, {"Day", 2}, {"Day", 29}, {"Week", 1}, {"Month", 1}}
 	now := time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)
 	p := &wire.JobProperties{}
 	for _, r := range rules {

@@ -199,17 +199,18 @@ func (r *Rule) MinGap() (time.Duration, bool) {
 	if !r.tzFixed || len(r.tods) != 1 || r.byDays {
 		return 0, false
 	}
-	const day = 24 * time.Hour
-	n := time.Duration(r.interval)
+	var days int64
 	switch {
 	case r.freq == Day && !r.weekSet:
-		return n * day, true
+		days = r.interval
 	case r.freq == Week && bits.OnesCount8(r.weekMask) == 1:
-		return n * 7 * day, true
+		days = 7 * r.interval
 	case r.freq == Month:
-		return n * 28 * day, true
+		days = 28 * r.interval
+	default:
+		return 0, false
 	}
-	return 0, false
+	return time.Duration(days) * 24 * time.Hour, true
 }
 
 // Location is the zone Z the rule works in (SPEC 4.2): timeZone, else the fixed offset written in
