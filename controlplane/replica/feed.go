@@ -8,6 +8,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/store"
+	"github.com/schedulerhq/terraform-provider-scheduler/internal/clock"
 )
 
 // Defaults of the change feed's reader.
@@ -128,16 +129,7 @@ func (f *feed) run(ctx context.Context, placed chan<- struct{}) {
 	)
 	clk := f.r.cfg.Clock
 	interval, retention := f.r.cfg.FeedInterval, f.r.cfg.FeedRetention
-	t := clk.NewTimer(0)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C():
-		case <-f.now:
-			t.Stop()
-		}
+	read := func(ctx context.Context) {
 		now := clk.Now()
 		if cursor.Next != 0 && now.Sub(lastRead) > retention/2 {
 			f.r.log.Warn("the change feed was not read for too long: reloading the schedule", "since", lastRead)
@@ -180,8 +172,12 @@ func (f *feed) run(ctx context.Context, placed chan<- struct{}) {
 				}
 			}
 		}
-		t.Reset(interval)
 	}
+	if ctx.Err() != nil {
+		return
+	}
+	read(ctx)
+	clock.Every(ctx, clk, interval, f.now, read)
 }
 
 // checkListener listens again when the ping sent two reads ago was not heard back (one read
