@@ -29,9 +29,11 @@ const (
 	adminToken = "admin-token-for-the-ui-tests"
 	subAToken  = "token-of-subscription-a"
 	subBToken  = "token-of-subscription-b"
-	apiVersion = "?api-version=2016-03-01"
-	collA      = "/subscriptions/sub-a/resourceGroups/rg1/providers/Microsoft.Scheduler/jobCollections/jc1"
-	uiCollA    = "/ui/subscriptions/sub-a/resourceGroups/rg1/jobCollections/jc1"
+	// metricsToken reads the API's /metrics only.
+	metricsToken = "token-of-the-scraper"
+	apiVersion   = "?api-version=2016-03-01"
+	collA        = "/subscriptions/sub-a/resourceGroups/rg1/providers/Microsoft.Scheduler/jobCollections/jc1"
+	uiCollA      = "/ui/subscriptions/sub-a/resourceGroups/rg1/jobCollections/jc1"
 )
 
 // t0 is the fake clock's start: Wednesday 2026-11-18 12:00:30 UTC.
@@ -63,6 +65,9 @@ func newHarness(t testing.TB, tlsServer bool) *harness {
 	}
 	tokens, err := api.NewTokens(adminToken, map[string]string{"sub-a": subAToken, "sub-b": subBToken})
 	if err != nil {
+		t.Fatal(err)
+	}
+	if tokens, err = tokens.WithMetricsToken(metricsToken); err != nil {
 		t.Fatal(err)
 	}
 	h := &harness{t: t, clock: clock.NewFake(t0), store: st, logs: &testlog.Buffer{}, reg: prometheus.NewRegistry()}

@@ -227,3 +227,29 @@ func TestNextRunOfEachJob(t *testing.T) {
 		t.Errorf("next runs:\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }
+
+// TestMetricsTokenDoesNotSignIn: the metrics token reads /metrics and nothing else: the
+// dashboard refuses it as it refuses an unknown token, while the API serves it /metrics.
+func TestMetricsTokenDoesNotSignIn(t *testing.T) {
+	h := newHarness(t, false)
+	b := h.browser()
+	if p := b.signIn(metricsToken); p.status != http.StatusUnauthorized || !strings.Contains(p.body, "That token is not valid.") {
+		t.Errorf("sign-in with the metrics token: %d", p.status)
+	}
+	if p := b.get("/ui/"); p.status != http.StatusSeeOther {
+		t.Errorf("after the refused sign-in the overview answers %d, want a redirect to the sign-in form", p.status)
+	}
+	req, err := http.NewRequest(http.MethodGet, h.srv.URL+"/metrics", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Authorization", "Bearer "+metricsToken)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Errorf("/metrics with the metrics token: %d", resp.StatusCode)
+	}
+}
