@@ -1,7 +1,6 @@
 package ui
 
 import (
-	"context"
 	"fmt"
 	"math"
 	"sync"
@@ -85,19 +84,6 @@ func (l *lateness) sample(now time.Time) {
 	l.ring = append(l.ring, s)
 	if len(l.ring) > ringSize {
 		l.ring = append(l.ring[:0], l.ring[len(l.ring)-ringSize:]...)
-	}
-}
-
-// run samples every minute until ctx ends.
-func (l *lateness) run(ctx context.Context, tick func() <-chan time.Time, now func() time.Time) {
-	l.sample(now())
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-tick():
-			l.sample(now())
-		}
 	}
 }
 

@@ -200,14 +200,8 @@ func New(cfg Config) (*Server, error) {
 
 // Run samples the dispatcher's lateness histogram every minute until ctx ends.
 func (s *Server) Run(ctx context.Context) {
-	t := s.clock.NewTimer(sampleEvery)
-	defer t.Stop()
-	s.late.run(ctx, func() <-chan time.Time {
-		return t.C()
-	}, func() time.Time {
-		t.Reset(sampleEvery)
-		return s.clock.Now()
-	})
+	s.late.sample(s.clock.Now())
+	clock.Every(ctx, s.clock, sampleEvery, nil, func(context.Context) { s.late.sample(s.clock.Now()) })
 }
 
 // ServeHTTP answers a request under Prefix.
