@@ -101,17 +101,17 @@ type querier interface {
 const termFence = `$1::bigint = 0 OR EXISTS (SELECT 1 FROM (SELECT term FROM leader WHERE name = '` + leaderName + `' FOR SHARE) l WHERE l.term = $1)`
 
 // claimableSQL is the twin of jobstate.Claimable for a job row j being claimed (storetest's
-// RuleStates pins both to the same table).
+// Rule/States pins both to the same table).
 const claimableSQL = `j.state = '` + jobstate.Enabled + `'
 		AND (SELECT c.state FROM collections c WHERE c.id = j.collection_id) = '` + jobstate.CollectionEnabled + `'`
 
 // manualFreeSQL is the twin of !jobstate.ManualRunBlocked for a claim v of job row j: a scheduled
 // claim, a claim that is not a manual run, or a manual run of a job with no manual execution
-// stored (storetest's ManualRunInFlight pins the rule).
+// stored (storetest's ManualRun/InFlight pins the rule).
 const manualFreeSQL = `(v.expect > 0 OR NOT v.manual OR NOT EXISTS (SELECT 1 FROM executions x WHERE x.job_id = j.id AND x.manual))`
 
 // schedulableSQL is the twin of jobstate.Schedulable (j the job, c its collection; storetest's
-// RuleStates).
+// Rule/States).
 const schedulableSQL = `j.state = '` + jobstate.Enabled + `' AND c.state = '` + jobstate.CollectionEnabled + `' AND j.next_execution_time IS NOT NULL`
 
 // claimStatement claims a run of occurrences of distinct jobs in one statement: the jobs are
@@ -261,7 +261,7 @@ func (d *Driver) claimRun(ctx context.Context, q querier, params store.Execution
 }
 
 // lastExecutionAtSQL is the twin of jobstate.LastExecutionAt in claimScheduledStatement ($2 the
-// claims' now, v.due_at each occurrence's due time; storetest's ExecutionClaimAhead pins it).
+// claims' now, v.due_at each occurrence's due time; storetest's Claim/Ahead pins it).
 const lastExecutionAtSQL = `greatest($2::timestamptz, v.due_at)`
 
 // claimScheduledStatement claims a run of scheduled occurrences of distinct jobs (see

@@ -57,7 +57,7 @@ FROM v LEFT JOIN upd ON upd.id = v.job_id ORDER BY v.ord`
 // execution finished becomes Faulted when its consecutive faults reach FaultedAfter, Completed
 // when nothing is scheduled and no other execution of it is left. With the counters and the
 // condition of recordStatement's upd, it is the twin of jobstate.Record.Apply: storetest's
-// RuleRecord drives the driver through jobstate.RecordTable.
+// Rule/Record drives the driver through jobstate.RecordTable.
 const recordedState = `(CASE
 			WHEN NOT ok.finished OR j.state <> 'Enabled' THEN j.state
 			WHEN ok.faulted AND ok.faulted_after > 0 AND j.consecutive_faults + 1 >= ok.faulted_after THEN 'Faulted'

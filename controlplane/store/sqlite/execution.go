@@ -48,11 +48,11 @@ func (d *Driver) JobGetMany(ctx context.Context, params store.JobGetManyParams) 
 }
 
 // schedulableSQL is the twin of jobstate.Schedulable (j the job, c its collection); the
-// conformance suite pins both to the same table (storetest's RuleStates).
+// conformance suite pins both to the same table (storetest's Rule/States).
 const schedulableSQL = `j.state = '` + jobstate.Enabled + `' AND c.state = '` + jobstate.CollectionEnabled + `' AND j.next_execution_time != 0`
 
 // claimableSQL is the twin of jobstate.Claimable for the row jobs being updated by a scheduled
-// claim (storetest's RuleStates pins both to the same table).
+// claim (storetest's Rule/States pins both to the same table).
 const claimableSQL = `jobs.state = '` + jobstate.Enabled + `'
 		AND (SELECT state FROM collections WHERE id = jobs.collection_id) = '` + jobstate.CollectionEnabled + `'`
 
@@ -344,7 +344,7 @@ func (d *Driver) insertExecutions(ctx context.Context, tx *sql.Tx, xs []*store.E
 }
 
 // manualInFlightSQL finds the manual run in flight of a job (its tag): with it, the twin of
-// jobstate.ManualRunBlocked (storetest's ManualRunInFlight pins the rule).
+// jobstate.ManualRunBlocked (storetest's ManualRun/InFlight pins the rule).
 const manualInFlightSQL = `SELECT tag FROM executions WHERE job_id = ? AND manual = 1 ORDER BY id LIMIT 1`
 
 // Statements of the dispatcher's batch methods, prepared once on the writer connection.

@@ -242,7 +242,7 @@ func recordBatchOf(n int) string {
 // finished are the record's flags): a failure or a fault counts; a good occurrence resets a run
 // of consecutive faults; a finished execution of a job with nothing scheduled may complete it.
 // With the counters of "record.job" and recordBatchOf it is the twin of jobstate.Record.Apply
-// (Changed and the counters; Settle decides the state in Go): storetest's RuleRecord drives the
+// (Changed and the counters; Settle decides the state in Go): storetest's Rule/Record drives the
 // driver through jobstate.RecordTable.
 // A good occurrence of a job that had no fault and has more to run changes nothing, and the job
 // row is not rewritten: most records are that one, and skipping the write saves a scattered page

@@ -15,7 +15,7 @@ import (
 )
 
 // FinalStates is the twin of jobstate.Final: a state is final when it is IN it (storetest's
-// RuleStates pins both drivers to the rule's table).
+// Rule/States pins both drivers to the rule's table).
 const FinalStates = `('` + jobstate.Completed + `', '` + jobstate.Faulted + `')`
 
 // Settings (store.Maintenance).
