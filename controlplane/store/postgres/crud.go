@@ -10,9 +10,8 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/store"
+	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/store/sqlstore"
 )
-
-const collectionColumns = `id, subscription, resource_group, name, location, tags, properties, created_at, updated_at, version`
 
 func scanCollection(row pgx.Row) (*store.Collection, error) {
 	var (
@@ -34,12 +33,10 @@ func scanCollection(row pgx.Row) (*store.Collection, error) {
 	return &c, nil
 }
 
-const whereCollectionKey = ` WHERE sub_key = $1 AND rg_key = $2 AND name_key = $3`
-
 // CollectionGet returns one collection or store.ErrNotFound.
 func (d *Driver) CollectionGet(ctx context.Context, params store.CollectionGetParams) (*store.Collection, error) {
 	k := params.Key
-	c, err := scanCollection(d.pool.QueryRow(ctx, `SELECT `+collectionColumns+` FROM collections`+whereCollectionKey,
+	c, err := scanCollection(d.pool.QueryRow(ctx, `SELECT `+sqlstore.CollectionColumns+` FROM collections`+sqlstore.WhereCollectionKey,
 		key(k.Subscription), key(k.ResourceGroup), key(k.Name)))
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, fmt.Errorf("collection %s/%s/%s: %w", k.Subscription, k.ResourceGroup, k.Name, store.ErrNotFound)
@@ -53,11 +50,11 @@ func (d *Driver) CollectionGet(ctx context.Context, params store.CollectionGetPa
 // CollectionList lists a subscription's collections by (resource group, name), or every
 // subscription's by (subscription, resource group, name).
 func (d *Driver) CollectionList(ctx context.Context, params store.CollectionListParams) ([]*store.Collection, error) {
-	query := `SELECT ` + collectionColumns + ` FROM collections
+	query := `SELECT ` + sqlstore.CollectionColumns + ` FROM collections
 		WHERE sub_key = $1 AND ($2 = '' OR rg_key = $2) ORDER BY rg_key, name_key LIMIT $3 OFFSET $4`
 	args := []any{key(params.Subscription), key(params.ResourceGroup), limit(params.Limit), max(params.Skip, 0)}
 	if params.Subscription == "" {
-		query = `SELECT ` + collectionColumns + ` FROM collections ORDER BY sub_key, rg_key, name_key LIMIT $1 OFFSET $2`
+		query = `SELECT ` + sqlstore.CollectionColumns + ` FROM collections ORDER BY sub_key, rg_key, name_key LIMIT $1 OFFSET $2`
 		args = []any{limit(params.Limit), max(params.Skip, 0)}
 	}
 	rows, err := d.pool.Query(ctx, query, args...)
@@ -102,7 +99,7 @@ func (d *Driver) CollectionPut(ctx context.Context, params store.CollectionPutPa
 				id, version int64
 				state       string
 			)
-			err := tx.QueryRow(ctx, `SELECT id, version, state FROM collections`+whereCollectionKey+` FOR UPDATE`,
+			err := tx.QueryRow(ctx, `SELECT id, version, state FROM collections`+sqlstore.WhereCollectionKey+` FOR UPDATE`,
 				key(k.Subscription), key(k.ResourceGroup), key(k.Name)).Scan(&id, &version, &state)
 			switch {
 			case errors.Is(err, pgx.ErrNoRows):
@@ -111,7 +108,7 @@ func (d *Driver) CollectionPut(ctx context.Context, params store.CollectionPutPa
 				}
 				out, err = scanCollection(tx.QueryRow(ctx, `INSERT INTO collections
 					(subscription, resource_group, name, sub_key, rg_key, name_key, location, tags, properties, state, created_at, updated_at, version)
-					VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $11, 1) RETURNING `+collectionColumns,
+					VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $11, 1) RETURNING `+sqlstore.CollectionColumns,
 					k.Subscription, k.ResourceGroup, k.Name, key(k.Subscription), key(k.ResourceGroup), key(k.Name),
 					c.Location, string(tags), string(props), c.Properties.State, params.Now))
 				created = err == nil
@@ -126,7 +123,7 @@ func (d *Driver) CollectionPut(ctx context.Context, params store.CollectionPutPa
 				// recorded in the change feed (changes.go); other writes change none.
 				out, err = scanCollection(tx.QueryRow(ctx, `WITH u AS (
 					UPDATE collections SET location = $1, tags = $2, properties = $3, state = $4,
-						updated_at = $5, version = version + 1 WHERE id = $6 RETURNING `+collectionColumns+`
+						updated_at = $5, version = version + 1 WHERE id = $6 RETURNING `+sqlstore.CollectionColumns+`
 				), ch AS (
 					INSERT INTO changes (kind, id, origin) SELECT 'collection', u.id, $7 FROM u WHERE $8
 				) SELECT * FROM u`,
@@ -150,7 +147,7 @@ func (d *Driver) CollectionPut(ctx context.Context, params store.CollectionPutPa
 // change (changes.go).
 func (d *Driver) CollectionDelete(ctx context.Context, params store.CollectionDeleteParams) error {
 	k := params.Key
-	tag, err := d.pool.Exec(ctx, `WITH del AS (DELETE FROM collections`+whereCollectionKey+` RETURNING id)
+	tag, err := d.pool.Exec(ctx, `WITH del AS (DELETE FROM collections`+sqlstore.WhereCollectionKey+` RETURNING id)
 		INSERT INTO changes (kind, id, origin) SELECT 'collection', id, $4 FROM del`,
 		key(k.Subscription), key(k.ResourceGroup), key(k.Name), d.origin)
 	if err != nil {
@@ -161,12 +158,6 @@ func (d *Driver) CollectionDelete(ctx context.Context, params store.CollectionDe
 	}
 	return nil
 }
-
-const jobColumns = `j.id, j.collection_id, c.subscription, c.resource_group, c.name, c.state, j.name, j.properties, j.state,
-	j.created_at, j.updated_at, j.version, j.execution_count, j.failure_count, j.faulted_count, j.consecutive_faults,
-	j.last_execution_time, j.next_execution_time`
-
-const jobFrom = ` FROM jobs j JOIN collections c ON c.id = j.collection_id`
 
 func scanJob(row pgx.Row) (*store.Job, error) {
 	var (
@@ -203,15 +194,13 @@ func scanJobs(rows pgx.Rows) ([]*store.Job, error) {
 	return out, rows.Err()
 }
 
-const whereJobKey = ` WHERE c.sub_key = $1 AND c.rg_key = $2 AND c.name_key = $3 AND j.name_key = $4`
-
 func jobKeyArgs(k store.JobKey) []any {
 	return []any{key(k.Subscription), key(k.ResourceGroup), key(k.CollectionKey.Name), key(k.Name)}
 }
 
 // JobGet returns one job or store.ErrNotFound.
 func (d *Driver) JobGet(ctx context.Context, params store.JobGetParams) (*store.Job, error) {
-	j, err := scanJob(d.pool.QueryRow(ctx, `SELECT `+jobColumns+jobFrom+whereJobKey, jobKeyArgs(params.Key)...))
+	j, err := scanJob(d.pool.QueryRow(ctx, `SELECT `+sqlstore.JobColumns+sqlstore.JobFrom+sqlstore.WhereJobKey, jobKeyArgs(params.Key)...))
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, fmt.Errorf("job %s/%s: %w", params.Key.CollectionKey.Name, params.Key.Name, store.ErrNotFound)
 	}
@@ -224,7 +213,7 @@ func (d *Driver) JobGet(ctx context.Context, params store.JobGetParams) (*store.
 // collectionID returns a collection's ID or store.ErrNotFound.
 func (d *Driver) collectionID(ctx context.Context, k store.CollectionKey) (int64, error) {
 	var id int64
-	err := d.pool.QueryRow(ctx, `SELECT id FROM collections`+whereCollectionKey, key(k.Subscription), key(k.ResourceGroup), key(k.Name)).Scan(&id)
+	err := d.pool.QueryRow(ctx, `SELECT id FROM collections`+sqlstore.WhereCollectionKey, key(k.Subscription), key(k.ResourceGroup), key(k.Name)).Scan(&id)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return 0, fmt.Errorf("collection %s: %w", k.Name, store.ErrNotFound)
 	}
@@ -237,7 +226,7 @@ func (d *Driver) JobList(ctx context.Context, params store.JobListParams) ([]*st
 	if err != nil {
 		return nil, fmt.Errorf("job list: %w", err)
 	}
-	rows, err := d.pool.Query(ctx, `SELECT `+jobColumns+jobFrom+` WHERE j.collection_id = $1 AND ($2 = '' OR lower(j.state) = $2)
+	rows, err := d.pool.Query(ctx, `SELECT `+sqlstore.JobColumns+sqlstore.JobFrom+` WHERE j.collection_id = $1 AND ($2 = '' OR lower(j.state) = $2)
 		ORDER BY j.name_key LIMIT $3 OFFSET $4`, cid, key(params.State), limit(params.Limit), max(params.Skip, 0))
 	if err != nil {
 		return nil, fmt.Errorf("job list: %w", err)
@@ -256,7 +245,7 @@ func (d *Driver) JobCount(ctx context.Context, params store.JobCountParams) (int
 		return 0, fmt.Errorf("job count: %w", err)
 	}
 	var n int
-	if err := d.pool.QueryRow(ctx, `SELECT count(*) FROM jobs WHERE collection_id = $1`, cid).Scan(&n); err != nil {
+	if err := d.pool.QueryRow(ctx, sqlstore.JobCount, cid).Scan(&n); err != nil {
 		return 0, fmt.Errorf("job count: %w", err)
 	}
 	return n, nil
@@ -265,7 +254,7 @@ func (d *Driver) JobCount(ctx context.Context, params store.JobCountParams) (int
 // JobDelete deletes a job with its executions and history, and records the change (changes.go).
 func (d *Driver) JobDelete(ctx context.Context, params store.JobDeleteParams) error {
 	k := params.Key
-	tag, err := d.pool.Exec(ctx, `WITH del AS (DELETE FROM jobs WHERE id IN (SELECT j.id`+jobFrom+whereJobKey+`) RETURNING id)
+	tag, err := d.pool.Exec(ctx, `WITH del AS (DELETE FROM jobs WHERE id IN (SELECT j.id`+sqlstore.JobFrom+sqlstore.WhereJobKey+`) RETURNING id)
 		INSERT INTO changes (kind, id, origin) SELECT 'job', id, $5 FROM del`, append(jobKeyArgs(k), d.origin)...)
 	if err != nil {
 		return fmt.Errorf("job delete: %w", err)
@@ -276,21 +265,18 @@ func (d *Driver) JobDelete(ctx context.Context, params store.JobDeleteParams) er
 	return nil
 }
 
-const historyColumns = `id, job_id, execution_id, execution_tag, action_name, status, message, retry_count, repeat_count,
-	expected_execution_time, start_time, end_time`
-
 // HistoryList lists a job's history newest first: newest execution first, each execution's
 // attempts newest first (store.ErrNotFound when the job is absent).
 func (d *Driver) HistoryList(ctx context.Context, params store.HistoryListParams) ([]*store.HistoryEntry, error) {
 	var jobID int64
-	err := d.pool.QueryRow(ctx, `SELECT j.id`+jobFrom+whereJobKey, jobKeyArgs(params.Job)...).Scan(&jobID)
+	err := d.pool.QueryRow(ctx, `SELECT j.id`+sqlstore.JobFrom+sqlstore.WhereJobKey, jobKeyArgs(params.Job)...).Scan(&jobID)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, fmt.Errorf("history list: job %s: %w", params.Job.Name, store.ErrNotFound)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("history list: %w", err)
 	}
-	rows, err := d.pool.Query(ctx, `SELECT `+historyColumns+` FROM history WHERE job_id = $1 AND ($2 = '' OR lower(status) = $2)
+	rows, err := d.pool.Query(ctx, `SELECT `+sqlstore.HistoryColumns+` FROM history WHERE job_id = $1 AND ($2 = '' OR lower(status) = $2)
 		ORDER BY repeat_count DESC, id DESC LIMIT $3 OFFSET $4`, jobID, key(params.Status), limit(params.Limit), max(params.Skip, 0))
 	if err != nil {
 		return nil, fmt.Errorf("history list: %w", err)

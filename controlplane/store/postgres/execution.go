@@ -19,7 +19,7 @@ const leaderName = "scheduler"
 
 // JobGetByID returns one job or store.ErrNotFound.
 func (d *Driver) JobGetByID(ctx context.Context, params store.JobGetByIDParams) (*store.Job, error) {
-	j, err := scanJob(d.pool.QueryRow(ctx, `SELECT `+jobColumns+jobFrom+` WHERE j.id = $1`, params.ID))
+	j, err := scanJob(d.pool.QueryRow(ctx, `SELECT `+sqlstore.JobColumns+sqlstore.JobFrom+` WHERE j.id = $1`, params.ID))
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, fmt.Errorf("job %d: %w", params.ID, store.ErrNotFound)
 	}
@@ -34,7 +34,7 @@ func (d *Driver) JobGetMany(ctx context.Context, params store.JobGetManyParams) 
 	if len(params.IDs) == 0 {
 		return []*store.Job{}, nil
 	}
-	rows, err := d.pool.Query(ctx, `SELECT `+jobColumns+jobFrom+` WHERE j.id = ANY($1::bigint[])`, params.IDs)
+	rows, err := d.pool.Query(ctx, `SELECT `+sqlstore.JobColumns+sqlstore.JobFrom+` WHERE j.id = ANY($1::bigint[])`, params.IDs)
 	if err != nil {
 		return nil, fmt.Errorf("job get many: %w", err)
 	}
@@ -47,7 +47,7 @@ func (d *Driver) JobGetMany(ctx context.Context, params store.JobGetManyParams) 
 
 // JobListSchedulable pages through the jobs that can fire.
 func (d *Driver) JobListSchedulable(ctx context.Context, params store.JobListSchedulableParams) ([]*store.Job, error) {
-	rows, err := d.pool.Query(ctx, `SELECT `+jobColumns+jobFrom+` WHERE `+schedulableSQL+` AND j.id > $1 AND ($2 = 0 OR j.collection_id = $2) ORDER BY j.id LIMIT $3`,
+	rows, err := d.pool.Query(ctx, `SELECT `+sqlstore.JobColumns+sqlstore.JobFrom+` WHERE `+schedulableSQL+` AND j.id > $1 AND ($2 = 0 OR j.collection_id = $2) ORDER BY j.id LIMIT $3`,
 		params.AfterID, params.CollectionID, limit(params.Limit))
 	if err != nil {
 		return nil, fmt.Errorf("job list schedulable: %w", err)
@@ -395,7 +395,7 @@ func claimLost(ctx context.Context, q querier, term int64, won int, execs []stor
 
 // ExecutionListUnfinished pages through the stored executions.
 func (d *Driver) ExecutionListUnfinished(ctx context.Context, params store.ExecutionListUnfinishedParams) ([]*store.Execution, error) {
-	rows, err := d.pool.Query(ctx, `SELECT `+sqlstore.ExecutionColumns+` FROM executions e WHERE e.id > $1 ORDER BY e.id LIMIT $2`,
+	rows, err := d.pool.Query(ctx, sqlstore.ExecutionListUnfinished,
 		params.AfterID, limit(params.Limit))
 	if err != nil {
 		return nil, fmt.Errorf("execution list: %w", err)

@@ -28,13 +28,13 @@ const (
 ), taken AS (
 	UPDATE executions e SET owner = $3, lease_until = $4 FROM picked WHERE e.id = picked.id RETURNING e.*
 )
-SELECT ` + sqlstore.ExecutionColumns + `, ` + jobColumns + ` FROM taken e JOIN jobs j ON j.id = e.job_id JOIN collections c ON c.id = j.collection_id`
+SELECT ` + sqlstore.ExecutionColumns + `, ` + sqlstore.JobColumns + ` FROM taken e JOIN jobs j ON j.id = e.job_id JOIN collections c ON c.id = j.collection_id`
 	takeByIDStatement = `WITH picked AS (
 	SELECT id FROM executions WHERE owner = '' AND id = ANY($1) ORDER BY id LIMIT $2 FOR UPDATE SKIP LOCKED
 ), taken AS (
 	UPDATE executions e SET owner = $3, lease_until = $4 FROM picked WHERE e.id = picked.id RETURNING e.*
 )
-SELECT ` + sqlstore.ExecutionColumns + `, ` + jobColumns + ` FROM taken e JOIN jobs j ON j.id = e.job_id JOIN collections c ON c.id = j.collection_id`
+SELECT ` + sqlstore.ExecutionColumns + `, ` + sqlstore.JobColumns + ` FROM taken e JOIN jobs j ON j.id = e.job_id JOIN collections c ON c.id = j.collection_id`
 )
 
 // ExecutionTake takes unowned executions for params.Owner (see store.Leases).

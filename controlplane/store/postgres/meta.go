@@ -39,7 +39,7 @@ func (d *Driver) MetaPut(ctx context.Context, params store.MetaPutParams) error 
 
 // JobListAll pages through every job ordered by ID.
 func (d *Driver) JobListAll(ctx context.Context, params store.JobListAllParams) ([]*store.Job, error) {
-	rows, err := d.pool.Query(ctx, `SELECT `+jobColumns+jobFrom+` WHERE j.id > $1 ORDER BY j.id LIMIT $2`,
+	rows, err := d.pool.Query(ctx, sqlstore.JobListAll,
 		params.AfterID, limit(params.Limit))
 	if err != nil {
 		return nil, fmt.Errorf("job list all: %w", err)

@@ -35,7 +35,7 @@ func (d *Driver) JobStateCount(ctx context.Context, params store.JobStateCountPa
 
 // JobListNext lists the schedulable jobs, soonest next execution first.
 func (d *Driver) JobListNext(ctx context.Context, params store.JobListNextParams) ([]*store.Job, error) {
-	q := `SELECT ` + jobColumns + jobFrom + ` WHERE ` + schedulableSQL
+	q := `SELECT ` + sqlstore.JobColumns + sqlstore.JobFrom + ` WHERE ` + schedulableSQL
 	var args []any
 	if params.Subscription != "" {
 		q += ` AND c.sub_key = $1`

@@ -107,7 +107,7 @@ func (d *Driver) Pool() *pgxpool.Pool { return d.pool }
 // SchemaVersion returns the version of the last migration applied.
 func (d *Driver) SchemaVersion(ctx context.Context) (int, error) {
 	var v int
-	if err := d.pool.QueryRow(ctx, `SELECT version FROM schema_version`).Scan(&v); err != nil {
+	if err := d.pool.QueryRow(ctx, sqlstore.SchemaVersionGet).Scan(&v); err != nil {
 		return 0, fmt.Errorf("schema version: %w", err)
 	}
 	return v, nil
@@ -135,13 +135,13 @@ func (d *Driver) migrate(ctx context.Context) error {
 			_ = conn.Conn().Close(context.WithoutCancel(ctx))
 		}
 	}()
-	if _, err := conn.Exec(ctx, `CREATE TABLE IF NOT EXISTS schema_version (version integer NOT NULL)`); err != nil {
+	if _, err := conn.Exec(ctx, sqlstore.SchemaVersionCreate); err != nil {
 		return fmt.Errorf("schema_version: %w", err)
 	}
 	current := 0
-	switch err := conn.QueryRow(ctx, `SELECT version FROM schema_version`).Scan(&current); {
+	switch err := conn.QueryRow(ctx, sqlstore.SchemaVersionGet).Scan(&current); {
 	case errors.Is(err, pgx.ErrNoRows):
-		if _, err := conn.Exec(ctx, `INSERT INTO schema_version (version) VALUES (0)`); err != nil {
+		if _, err := conn.Exec(ctx, sqlstore.SchemaVersionInit); err != nil {
 			return fmt.Errorf("schema_version: %w", err)
 		}
 	case err != nil:
@@ -158,7 +158,7 @@ func (d *Driver) migrate(ctx context.Context) error {
 			if _, err := tx.Exec(ctx, m.Body); err != nil {
 				return err
 			}
-			_, err := tx.Exec(ctx, `UPDATE schema_version SET version = $1`, m.Version)
+			_, err := tx.Exec(ctx, sqlstore.SchemaVersionSet, m.Version)
 			return err
 		})
 		if err != nil {

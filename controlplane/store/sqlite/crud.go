@@ -17,8 +17,6 @@ type scanner interface {
 	Scan(dest ...any) error
 }
 
-const collectionColumns = `id, subscription, resource_group, name, location, tags, properties, created_at, updated_at, version`
-
 func scanCollection(s scanner) (*store.Collection, error) {
 	var (
 		c                store.Collection
@@ -155,12 +153,6 @@ func (d *Driver) CollectionDelete(ctx context.Context, params store.CollectionDe
 	return nil
 }
 
-const jobColumns = `j.id, j.collection_id, c.subscription, c.resource_group, c.name, c.state, j.name, j.properties, j.state,
-	j.created_at, j.updated_at, j.version, j.execution_count, j.failure_count, j.faulted_count, j.consecutive_faults,
-	j.last_execution_time, j.next_execution_time`
-
-const jobFrom = ` FROM jobs j JOIN collections c ON c.id = j.collection_id`
-
 func scanJob(s scanner) (*store.Job, error) {
 	j, props, err := scanJobRaw(s)
 	if err != nil {
@@ -204,8 +196,6 @@ func scanJobs(rows *sql.Rows) ([]*store.Job, error) {
 	}
 	return out, rows.Err()
 }
-
-const whereJobKey = ` WHERE c.sub_key = ? AND c.rg_key = ? AND c.name_key = ? AND j.name_key = ?`
 
 func jobKeyArgs(k store.JobKey) []any {
 	return []any{key(k.Subscription), key(k.ResourceGroup), key(k.CollectionKey.Name), key(k.Name)}
@@ -381,9 +371,6 @@ func (d *Driver) JobDelete(ctx context.Context, params store.JobDeleteParams) er
 	return nil
 }
 
-const historyColumns = `id, job_id, execution_id, execution_tag, action_name, status, message, retry_count, repeat_count,
-	expected_execution_time, start_time, end_time`
-
 func scanHistory(s scanner) (*store.HistoryEntry, error) {
 	var (
 		h                    store.HistoryEntry
@@ -457,9 +444,8 @@ type crudStatements struct {
 }
 
 const (
-	whereCollectionKey = ` WHERE sub_key = ? AND rg_key = ? AND name_key = ?`
-	jobPage            = ` ORDER BY j.name_key LIMIT ? OFFSET ?`
-	historyPage        = ` ORDER BY repeat_count DESC, id DESC LIMIT ? OFFSET ?`
+	jobPage     = ` ORDER BY j.name_key LIMIT ? OFFSET ?`
+	historyPage = ` ORDER BY repeat_count DESC, id DESC LIMIT ? OFFSET ?`
 )
 
 // prepareCRUD prepares the CRUD statements: reads on r, writes on w.
@@ -470,27 +456,27 @@ func (d *Driver) prepareCRUD(ctx context.Context, w, r *sql.DB) error {
 		db  *sql.DB
 		q   string
 	}{
-		{&c.collectionGet, r, `SELECT ` + collectionColumns + ` FROM collections` + whereCollectionKey},
-		{&c.collectionList, r, `SELECT ` + collectionColumns + ` FROM collections WHERE sub_key = ? ORDER BY rg_key, name_key LIMIT ? OFFSET ?`},
-		{&c.collectionListAll, r, `SELECT ` + collectionColumns + ` FROM collections ORDER BY sub_key, rg_key, name_key LIMIT ? OFFSET ?`},
-		{&c.collectionListGroup, r, `SELECT ` + collectionColumns + ` FROM collections WHERE sub_key = ? AND rg_key = ? ORDER BY rg_key, name_key LIMIT ? OFFSET ?`},
-		{&c.collectionID, r, `SELECT id FROM collections` + whereCollectionKey},
-		{&c.jobGet, r, `SELECT ` + jobColumns + jobFrom + whereJobKey},
-		{&c.jobByID, r, `SELECT ` + jobColumns + jobFrom + ` WHERE j.id = ?`},
-		{&c.jobID, r, `SELECT j.id` + jobFrom + whereJobKey},
-		{&c.jobList, r, `SELECT ` + jobColumns + jobFrom + ` WHERE j.collection_id = ?` + jobPage},
-		{&c.jobListState, r, `SELECT ` + jobColumns + jobFrom + ` WHERE j.collection_id = ? AND lower(j.state) = ?` + jobPage},
-		{&c.jobCount, r, `SELECT count(*) FROM jobs WHERE collection_id = ?`},
-		{&c.historyList, r, `SELECT ` + historyColumns + ` FROM history WHERE job_id = ?` + historyPage},
-		{&c.historyListStatus, r, `SELECT ` + historyColumns + ` FROM history WHERE job_id = ? AND lower(status) = ?` + historyPage},
+		{&c.collectionGet, r, `SELECT ` + sqlstore.CollectionColumns + ` FROM collections` + sqlstore.WhereCollectionKey},
+		{&c.collectionList, r, `SELECT ` + sqlstore.CollectionColumns + ` FROM collections WHERE sub_key = ? ORDER BY rg_key, name_key LIMIT ? OFFSET ?`},
+		{&c.collectionListAll, r, `SELECT ` + sqlstore.CollectionColumns + ` FROM collections ORDER BY sub_key, rg_key, name_key LIMIT ? OFFSET ?`},
+		{&c.collectionListGroup, r, `SELECT ` + sqlstore.CollectionColumns + ` FROM collections WHERE sub_key = ? AND rg_key = ? ORDER BY rg_key, name_key LIMIT ? OFFSET ?`},
+		{&c.collectionID, r, `SELECT id FROM collections` + sqlstore.WhereCollectionKey},
+		{&c.jobGet, r, `SELECT ` + sqlstore.JobColumns + sqlstore.JobFrom + sqlstore.WhereJobKey},
+		{&c.jobByID, r, `SELECT ` + sqlstore.JobColumns + sqlstore.JobFrom + ` WHERE j.id = ?`},
+		{&c.jobID, r, `SELECT j.id` + sqlstore.JobFrom + sqlstore.WhereJobKey},
+		{&c.jobList, r, `SELECT ` + sqlstore.JobColumns + sqlstore.JobFrom + ` WHERE j.collection_id = ?` + jobPage},
+		{&c.jobListState, r, `SELECT ` + sqlstore.JobColumns + sqlstore.JobFrom + ` WHERE j.collection_id = ? AND lower(j.state) = ?` + jobPage},
+		{&c.jobCount, r, sqlstore.JobCount},
+		{&c.historyList, r, `SELECT ` + sqlstore.HistoryColumns + ` FROM history WHERE job_id = ?` + historyPage},
+		{&c.historyListStatus, r, `SELECT ` + sqlstore.HistoryColumns + ` FROM history WHERE job_id = ? AND lower(status) = ?` + historyPage},
 
-		{&c.collectionLookup, w, `SELECT id, version FROM collections` + whereCollectionKey},
+		{&c.collectionLookup, w, `SELECT id, version FROM collections` + sqlstore.WhereCollectionKey},
 		{&c.collectionInsert, w, `INSERT INTO collections
 			(subscription, resource_group, name, sub_key, rg_key, name_key, location, tags, properties, state, created_at, updated_at, version)
 			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1) RETURNING id`},
 		{&c.collectionUpdate, w, `UPDATE collections SET location = ?, tags = ?, properties = ?, state = ?, updated_at = ?, version = version + 1 WHERE id = ?`},
-		{&c.collectionByID, w, `SELECT ` + collectionColumns + ` FROM collections WHERE id = ?`},
-		{&c.collectionDelete, w, `DELETE FROM collections` + whereCollectionKey},
+		{&c.collectionByID, w, `SELECT ` + sqlstore.CollectionColumns + ` FROM collections WHERE id = ?`},
+		{&c.collectionDelete, w, `DELETE FROM collections` + sqlstore.WhereCollectionKey},
 		// The collection's ID and job count, and the job's row when it exists, in one lookup.
 		{&c.jobLookup, w, `SELECT c.id, c.job_count, j.id, j.version, j.state, j.final_at FROM collections c
 			LEFT JOIN jobs j ON j.collection_id = c.id AND j.name_key = ?
@@ -502,7 +488,7 @@ func (d *Driver) prepareCRUD(ctx context.Context, w, r *sql.DB) error {
 		{&c.jobUpdate, w, `UPDATE jobs SET properties = ?, state = ?, updated_at = ?, version = version + 1,
 			execution_count = ?, failure_count = ?, faulted_count = ?, consecutive_faults = ?,
 			last_execution_time = ?, next_execution_time = ?, final_at = ? WHERE id = ?` + jobReturning},
-		{&c.jobDelete, w, `DELETE FROM jobs WHERE id IN (SELECT j.id` + jobFrom + whereJobKey + `)`},
+		{&c.jobDelete, w, `DELETE FROM jobs WHERE id IN (SELECT j.id` + sqlstore.JobFrom + sqlstore.WhereJobKey + `)`},
 	} {
 		stmt, err := s.db.PrepareContext(ctx, s.q)
 		if err != nil {

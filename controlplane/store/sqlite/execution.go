@@ -58,7 +58,7 @@ const claimableSQL = `jobs.state = '` + jobstate.Enabled + `'
 
 // JobListSchedulable pages through the jobs that can fire.
 func (d *Driver) JobListSchedulable(ctx context.Context, params store.JobListSchedulableParams) ([]*store.Job, error) {
-	q := `SELECT ` + jobColumns + jobFrom + ` WHERE ` + schedulableSQL + ` AND j.id > ?`
+	q := `SELECT ` + sqlstore.JobColumns + sqlstore.JobFrom + ` WHERE ` + schedulableSQL + ` AND j.id > ?`
 	args := []any{params.AfterID}
 	if params.CollectionID != 0 {
 		q += ` AND j.collection_id = ?`
@@ -248,7 +248,7 @@ func claimBatchOf(n int) string {
 
 // ExecutionListUnfinished pages through the stored executions.
 func (d *Driver) ExecutionListUnfinished(ctx context.Context, params store.ExecutionListUnfinishedParams) ([]*store.Execution, error) {
-	rows, err := d.r.QueryContext(ctx, `SELECT `+sqlstore.ExecutionColumns+` FROM executions e WHERE e.id > ? ORDER BY e.id LIMIT ?`,
+	rows, err := d.r.QueryContext(ctx, sqlstore.ExecutionListUnfinished,
 		params.AfterID, limit(params.Limit))
 	if err != nil {
 		return nil, fmt.Errorf("execution list: %w", err)

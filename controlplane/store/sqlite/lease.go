@@ -82,7 +82,7 @@ func (d *Driver) ExecutionTake(ctx context.Context, params store.ExecutionTakePa
 			return err
 		}
 		defer upd.Close()
-		sel, err := tx.PrepareContext(ctx, `SELECT `+sqlstore.ExecutionColumns+`, `+jobColumns+` FROM executions e
+		sel, err := tx.PrepareContext(ctx, `SELECT `+sqlstore.ExecutionColumns+`, `+sqlstore.JobColumns+` FROM executions e
 			JOIN jobs j ON j.id = e.job_id JOIN collections c ON c.id = j.collection_id WHERE e.id = ?`)
 		if err != nil {
 			return err

@@ -155,7 +155,7 @@ func (d *Driver) Close() error {
 // SchemaVersion returns the version of the last migration applied.
 func (d *Driver) SchemaVersion(ctx context.Context) (int, error) {
 	var v int
-	if err := d.w.QueryRowContext(ctx, `SELECT version FROM schema_version`).Scan(&v); err != nil {
+	if err := d.w.QueryRowContext(ctx, sqlstore.SchemaVersionGet).Scan(&v); err != nil {
 		return 0, fmt.Errorf("schema version: %w", err)
 	}
 	return v, nil
@@ -167,13 +167,13 @@ func (d *Driver) migrate(ctx context.Context) error {
 		return err
 	}
 
-	if _, err := d.w.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)`); err != nil {
+	if _, err := d.w.ExecContext(ctx, sqlstore.SchemaVersionCreate); err != nil {
 		return fmt.Errorf("schema_version: %w", err)
 	}
 	current := 0
-	switch err := d.w.QueryRowContext(ctx, `SELECT version FROM schema_version`).Scan(&current); {
+	switch err := d.w.QueryRowContext(ctx, sqlstore.SchemaVersionGet).Scan(&current); {
 	case errors.Is(err, sql.ErrNoRows):
-		if _, err := d.w.ExecContext(ctx, `INSERT INTO schema_version (version) VALUES (0)`); err != nil {
+		if _, err := d.w.ExecContext(ctx, sqlstore.SchemaVersionInit); err != nil {
 			return fmt.Errorf("schema_version: %w", err)
 		}
 	case err != nil:
@@ -190,7 +190,7 @@ func (d *Driver) migrate(ctx context.Context) error {
 			if _, err := tx.ExecContext(ctx, m.Body); err != nil {
 				return err
 			}
-			_, err := tx.ExecContext(ctx, `UPDATE schema_version SET version = ?`, m.Version)
+			_, err := tx.ExecContext(ctx, sqlstore.SchemaVersionSet, m.Version)
 			return err
 		})
 		if err != nil {

@@ -124,3 +124,34 @@ func (p Purger) deleteChunks(ctx context.Context, chunk int, q string, args ...a
 		}
 	}
 }
+
+// Columns and clauses of the CRUD statements. The Where clauses' placeholders are $1..$n: a
+// statement that adds one of them adds no other placeholder (SQLite would number a '?' after them
+// from 1 again).
+const (
+	CollectionColumns = `id, subscription, resource_group, name, location, tags, properties, created_at, updated_at, version`
+	// JobColumns are a job's columns (of jobs j and its collection c), in the drivers' scanJob order.
+	JobColumns = `j.id, j.collection_id, c.subscription, c.resource_group, c.name, c.state, j.name, j.properties, j.state,
+	j.created_at, j.updated_at, j.version, j.execution_count, j.failure_count, j.faulted_count, j.consecutive_faults,
+	j.last_execution_time, j.next_execution_time`
+	JobFrom        = ` FROM jobs j JOIN collections c ON c.id = j.collection_id`
+	HistoryColumns = `id, job_id, execution_id, execution_tag, action_name, status, message, retry_count, repeat_count,
+	expected_execution_time, start_time, end_time`
+	// WhereCollectionKey selects a collection by its keys (store.NameKey of each name).
+	WhereCollectionKey = ` WHERE sub_key = $1 AND rg_key = $2 AND name_key = $3`
+	// WhereJobKey selects a job (of JobFrom) by its keys.
+	WhereJobKey = ` WHERE c.sub_key = $1 AND c.rg_key = $2 AND c.name_key = $3 AND j.name_key = $4`
+	JobCount    = `SELECT count(*) FROM jobs WHERE collection_id = $1`
+	// JobListAll pages through every job: after ID $1, at most $2.
+	JobListAll = `SELECT ` + JobColumns + JobFrom + ` WHERE j.id > $1 ORDER BY j.id LIMIT $2`
+	// ExecutionListUnfinished pages through the stored executions: after ID $1, at most $2.
+	ExecutionListUnfinished = `SELECT ` + ExecutionColumns + ` FROM executions e WHERE e.id > $1 ORDER BY e.id LIMIT $2`
+)
+
+// The schema version's statements (each driver's migrate).
+const (
+	SchemaVersionCreate = `CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)`
+	SchemaVersionGet    = `SELECT version FROM schema_version`
+	SchemaVersionInit   = `INSERT INTO schema_version (version) VALUES (0)`
+	SchemaVersionSet    = `UPDATE schema_version SET version = $1`
+)
