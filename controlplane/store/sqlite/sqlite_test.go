@@ -111,3 +111,9 @@ func TestOpenUpgradesAnOlderSchema(t *testing.T) {
 		t.Fatalf("data of the version 1 file: %+v, %v", c, err)
 	}
 }
+
+// TestDumpCoversSchema: every table and column of the file is copied by a move or named as left
+// behind.
+func TestDumpCoversSchema(t *testing.T) {
+	storetest.DumpCoversSchema(t, open(t))
+}
