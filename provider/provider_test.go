@@ -35,7 +35,7 @@ import (
 // the provider at it through SCHEDULER_ENDPOINT and SCHEDULER_TOKEN. terraform-plugin-testing
 // drives a real tofu (TF_ACC_TERRAFORM_PATH=$(tools/tofu.sh)). See `make testacc`.
 
-const accToken = "acceptance-test-token"
+const accToken = "acceptance-test-token-0123456789abcdef0123456789abcdef"
 
 // envDaemonBinary names the schedulerd binary TestMain built, for tests that start their own.
 const envDaemonBinary = "SCHEDULER_ACC_SCHEDULERD"

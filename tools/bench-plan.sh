@@ -28,7 +28,7 @@ else
   go build -o "$work/bin/schedulerd" ./controlplane/cmd/schedulerd
 fi
 go build -o "$work/plugins/terraform-provider-scheduler" .
-token=bench-token
+token=bench-token-0123456789abcdef0123456789abcdef
 SCHEDULERD_ADMIN_TOKEN="$token" "$work/bin/schedulerd" serve --listen 127.0.0.1:0 --data "$work/data" --log-level warn \
   >"$work/schedulerd.log" 2>&1 &
 daemon=$!

@@ -176,7 +176,7 @@ func crashJobs(t *testing.T, c *client.Client, recvURL string, n int) (client.Co
 // history, and that a repeat carries the same execution tag.
 func TestSIGKILLLosesNoOccurrence(t *testing.T) {
 	dataDir := t.TempDir()
-	const token = "crash-test-token"
+	const token = "crash-test-token-0123456789abcdef0123456789abcdef"
 	const jobs = 30
 	recv := newCrashReceiver(t)
 	bin := daemonBinary(t)

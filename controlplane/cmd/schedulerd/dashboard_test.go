@@ -6,6 +6,7 @@ import (
 	"net/http/cookiejar"
 	"net/url"
 	"regexp"
+	"strings"
 	"testing"
 	"time"
 )
@@ -40,6 +41,14 @@ func TestDashboardHealthNamesTheReplica(t *testing.T) {
 		want := "this replica (<code>" + p.id + "</code>) follows: another replica leads"
 		if p == leader {
 			want = "this replica (<code>" + p.id + "</code>) leads: it computes the schedule and claims occurrences"
+		}
+		u, err := url.Parse(set.dbURL)
+		if err != nil {
+			t.Fatal(err)
+		}
+		store := `<span id="health-driver">PostgreSQL database ` + strings.TrimPrefix(u.Path, "/") + ` on ` + u.Host + `, schema ` + u.Query().Get("search_path") + `</span>`
+		if !strings.Contains(string(body), store) {
+			t.Errorf("replica %s: the health page does not name the store in words (%s):\n%s", p.id, store, body)
 		}
 		m := cell.FindSubmatch(body)
 		if resp.StatusCode != http.StatusOK || m == nil || string(m[1]) != want {

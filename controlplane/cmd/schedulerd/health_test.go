@@ -136,7 +136,7 @@ func TestHealthTLSPinsTheCertificate(t *testing.T) {
 	var logs testlog.Buffer
 	done := make(chan int, 1)
 	go func() {
-		done <- run(ctx, []string{"serve", "--listen", "127.0.0.1:0", "--data", data, "--admin-token-file", tokenFileOf(t, "health-admin"),
+		done <- run(ctx, []string{"serve", "--listen", "127.0.0.1:0", "--data", data, "--admin-token-file", tokenFileOf(t, "health-admin-0123456789abcdef0123456789abcdef"),
 			"--tls-cert", certFile, "--tls-key", keyFile}, nil, io.Discard, &logs)
 	}()
 	defer func() {

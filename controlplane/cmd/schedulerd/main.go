@@ -6,6 +6,12 @@
 //	    print a job's (or a bare recurrence's) next executions
 //	schedulerd health [--url URL] [--tls-cert FILE] [--timeout D]
 //	    ask a running daemon's /readyz: exit 0 when ready (a container's health check)
+//	schedulerd migrate --from STORE --to STORE [--online]
+//	    copy a whole store into a new, empty one
+//	schedulerd backup [--data DIR] --to FILE
+//	    copy the SQLite store online
+//	schedulerd version
+//	    print the version
 package main
 
 import (
@@ -24,6 +30,12 @@ const usage = `usage:
       print a job's (or a bare recurrence's) next executions
   schedulerd health [--url URL] [--tls-cert FILE] [--timeout D]
       ask a running daemon's /readyz: exit 0 when ready (a container's health check)
+  schedulerd migrate --from STORE --to STORE [--online]
+      copy a whole store into a new, empty one (STORE: a SQLite file or data directory, or postgres://...)
+  schedulerd backup [--data DIR] --to FILE
+      write an online, consistent copy of the SQLite store to FILE
+  schedulerd version
+      print the version (also --version)
 `
 
 func main() {
@@ -46,6 +58,12 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return runOccurrences(ctx, args[1:], stdin, stdout, stderr)
 	case "health":
 		return runHealth(ctx, args[1:], os.Getenv, stdout, stderr)
+	case "migrate":
+		return runMigrate(ctx, args[1:], stdout, stderr)
+	case "backup":
+		return runBackup(ctx, args[1:], stdout, stderr)
+	case "version", "--version":
+		return runVersion(stdout)
 	case "-h", "--help", "help":
 		fmt.Fprint(stdout, usage)
 		return 0

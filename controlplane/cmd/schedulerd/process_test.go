@@ -36,8 +36,8 @@ func TestProcessConfiguredByEnvironmentStopsOnSIGTERM(t *testing.T) {
 	cmd.Env = append(os.Environ(),
 		"SCHEDULERD_LISTEN=127.0.0.1:0",
 		"SCHEDULERD_DATA="+data,
-		"SCHEDULERD_ADMIN_TOKEN=process-admin",
-		"SCHEDULERD_TOKENS=sub-a=token-a",
+		"SCHEDULERD_ADMIN_TOKEN=process-admin-0123456789abcdef0123456789abcdef",
+		"SCHEDULERD_TOKENS=sub-a=token-a-0123456789abcdef0123456789abcdef",
 		"SCHEDULERD_LOG_LEVEL=debug",
 	)
 	cmd.Stderr = &logs
@@ -86,12 +86,12 @@ func TestProcessConfiguredByEnvironmentStopsOnSIGTERM(t *testing.T) {
 		method, sub, token, body string
 		want                     int
 	}{
-		{http.MethodPut, "sub-a", "token-a", body, 201},
+		{http.MethodPut, "sub-a", "token-a-0123456789abcdef0123456789abcdef", body, 201},
 		{http.MethodGet, "sub-a", "", "", 401},
 		{http.MethodGet, "sub-a", "wrong", "", 401},
-		{http.MethodPut, "sub-b", "token-a", body, 403},
-		{http.MethodGet, "sub-b", "process-admin", "", 404},
-		{http.MethodGet, "sub-a", "process-admin", "", 200},
+		{http.MethodPut, "sub-b", "token-a-0123456789abcdef0123456789abcdef", body, 403},
+		{http.MethodGet, "sub-b", "process-admin-0123456789abcdef0123456789abcdef", "", 404},
+		{http.MethodGet, "sub-a", "process-admin-0123456789abcdef0123456789abcdef", "", 200},
 	} {
 		if got := status(tc.method, strings.Replace(coll, "%s", tc.sub, 1), tc.token, tc.body); got != tc.want {
 			t.Errorf("%s %s with %q: %d, want %d", tc.method, tc.sub, tc.token, got, tc.want)
@@ -105,14 +105,14 @@ func TestProcessConfiguredByEnvironmentStopsOnSIGTERM(t *testing.T) {
 	if got := status(http.MethodGet, "/metrics", "", ""); got != 401 {
 		t.Errorf("metrics without a token: %d", got)
 	}
-	if got := status(http.MethodGet, "/metrics", "token-a", ""); got != 403 {
+	if got := status(http.MethodGet, "/metrics", "token-a-0123456789abcdef0123456789abcdef", ""); got != 403 {
 		t.Errorf("metrics with a subscription's token: %d, want 403", got)
 	}
 	req, err := http.NewRequest(http.MethodGet, base+"/metrics", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	req.Header.Set("Authorization", "Bearer process-admin")
+	req.Header.Set("Authorization", "Bearer process-admin-0123456789abcdef0123456789abcdef")
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
@@ -155,7 +155,7 @@ func TestProcessConfiguredByEnvironmentStopsOnSIGTERM(t *testing.T) {
 			t.Errorf("log lacks %s:\n%s", want, logs.String())
 		}
 	}
-	if strings.Contains(logs.String(), "token-a") || strings.Contains(logs.String(), "process-admin") {
+	if strings.Contains(logs.String(), "token-a-0123456789abcdef0123456789abcdef") || strings.Contains(logs.String(), "process-admin-0123456789abcdef0123456789abcdef") {
 		t.Error("the log contains a token")
 	}
 }
@@ -202,7 +202,7 @@ func (c *child) call(t *testing.T, method, path, body string) (int, string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	req.Header.Set("Authorization", "Bearer graceful-admin")
+	req.Header.Set("Authorization", "Bearer graceful-admin-0123456789abcdef0123456789abcdef")
 	req.Header.Set("Content-Type", "application/json")
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
@@ -236,7 +236,7 @@ func TestProcessSIGTERMFinishesInFlightAttempt(t *testing.T) {
 		}
 	}()
 
-	c := startChild(t, bin, data, "--admin-token-file", tokenFileOf(t, "graceful-admin"))
+	c := startChild(t, bin, data, "--admin-token-file", tokenFileOf(t, "graceful-admin-0123456789abcdef0123456789abcdef"))
 	const coll = "/subscriptions/s/resourceGroups/rg/providers/Microsoft.Scheduler/jobCollections/c"
 	const job = coll + "/jobs/slow"
 	if code, body := c.call(t, http.MethodPut, coll+"?api-version=2016-03-01", `{"properties":{"sku":{"name":"Standard"}}}`); code != 201 {
@@ -283,7 +283,7 @@ func TestProcessSIGTERMFinishesInFlightAttempt(t *testing.T) {
 		t.Fatalf("exited %v after SIGTERM", d)
 	}
 
-	c = startChild(t, bin, data, "--admin-token-file", tokenFileOf(t, "graceful-admin"))
+	c = startChild(t, bin, data, "--admin-token-file", tokenFileOf(t, "graceful-admin-0123456789abcdef0123456789abcdef"))
 	code, body := c.call(t, http.MethodGet, job+"/history?api-version=2016-03-01", "")
 	if code != 200 || !strings.Contains(body, `"status":"Completed"`) || strings.Count(body, `"actionName":"MainAction"`) != 1 {
 		t.Fatalf("history after restart: %d %s", code, body)

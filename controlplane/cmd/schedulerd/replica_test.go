@@ -30,7 +30,7 @@ import (
 // These tests run several schedulerd replicas as processes on one PostgreSQL database (a fresh
 // schema of the machine's; tools/postgres.sh starts it) and kill them.
 
-const replicaToken = "replica-test-token"
+const replicaToken = "replica-test-token-0123456789abcdef0123456789abcdef"
 
 // replicaProc is one schedulerd replica process.
 type replicaProc struct {

@@ -178,9 +178,9 @@ func parseServe(args []string, getenv func(string) string, stderr io.Writer) (se
 	}
 	c.adminToken = getenv("SCHEDULERD_ADMIN_TOKEN")
 	if *adminFile != "" {
-		b, err := os.ReadFile(*adminFile)
+		b, err := readTokenFile("--admin-token-file", *adminFile)
 		if err != nil {
-			return c, fmt.Errorf("--admin-token-file: %w", err)
+			return c, err
 		}
 		if c.adminToken = strings.TrimSpace(string(b)); c.adminToken == "" {
 			return c, fmt.Errorf("--admin-token-file %s is empty", *adminFile)
@@ -188,9 +188,9 @@ func parseServe(args []string, getenv func(string) string, stderr io.Writer) (se
 	}
 	c.tokens = map[string]string{}
 	if *tokensFile != "" {
-		b, err := os.ReadFile(*tokensFile)
+		b, err := readTokenFile("--tokens-file", *tokensFile)
 		if err != nil {
-			return c, fmt.Errorf("--tokens-file: %w", err)
+			return c, err
 		}
 		for i, line := range strings.Split(string(b), "\n") {
 			if line = strings.TrimSpace(line); line == "" || strings.HasPrefix(line, "#") {
@@ -208,6 +208,16 @@ func parseServe(args []string, getenv func(string) string, stderr io.Writer) (se
 			if err := addToken(c.tokens, item); err != nil {
 				return c, fmt.Errorf("SCHEDULERD_TOKENS: %w", err)
 			}
+		}
+	}
+	if c.adminToken != "" {
+		if err := checkTokenLength("admin token (--admin-token-file or SCHEDULERD_ADMIN_TOKEN)", c.adminToken); err != nil {
+			return c, err
+		}
+	}
+	for sub, tok := range c.tokens {
+		if err := checkTokenLength("token of subscription "+sub+" (--tokens-file or SCHEDULERD_TOKENS)", tok); err != nil {
+			return c, err
 		}
 	}
 	if err := readTelemetry(); err != nil {
@@ -275,6 +285,11 @@ func serve(ctx context.Context, cfg *serveConfig, log *slog.Logger) error {
 	if err := privateDir(cfg.data); err != nil {
 		return err
 	}
+	lock, err := lockDir(cfg.data)
+	if err != nil {
+		return err
+	}
+	defer lock.release()
 	var tlsConfig *tls.Config
 	if cfg.tlsCert != "" {
 		cert, err := tls.LoadX509KeyPair(cfg.tlsCert, cfg.tlsKey)
@@ -319,7 +334,7 @@ func serve(ctx context.Context, cfg *serveConfig, log *slog.Logger) error {
 	}
 
 	reg := prometheus.NewRegistry()
-	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}), buildInfoMetric())
 	tel, err := telemetry.New(telemetry.Config{Store: st, Logger: log.With("component", "telemetry"), PerJob: cfg.telemetry.perJob})
 	if err != nil {
 		return err
@@ -416,6 +431,7 @@ func serve(ctx context.Context, cfg *serveConfig, log *slog.Logger) error {
 	if cfg.tlsCert != "" {
 		scheme = "https"
 	}
+	warnPlainHTTP(log, ln.Addr(), tlsConfig != nil)
 	log.Info("schedulerd listening", "address", addr, "url", scheme+"://"+addr, "data", cfg.data, "database", dbPath)
 
 	runCtx, stopRun := context.WithCancel(ctx)

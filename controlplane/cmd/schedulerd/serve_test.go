@@ -40,8 +40,8 @@ func TestParseServeEnvironmentAndFlags(t *testing.T) {
 		"SCHEDULERD_LISTEN":            "0.0.0.0:9000",
 		"SCHEDULERD_DATA":              "/var/lib/scheduler",
 		"SCHEDULERD_LOG_LEVEL":         "debug",
-		"SCHEDULERD_ADMIN_TOKEN":       "env-admin",
-		"SCHEDULERD_TOKENS":            "sub1=tok1, sub2=tok2,",
+		"SCHEDULERD_ADMIN_TOKEN":       "env-admin-0123456789abcdef0123456789abcdef",
+		"SCHEDULERD_TOKENS":            "sub1=tok1-0123456789abcdef0123456789abcdef, sub2=tok2-0123456789abcdef0123456789abcdef,",
 		"SCHEDULERD_MISFIRE_THRESHOLD": "2m",
 		"SCHEDULERD_FAULTED_AFTER":     "3",
 		"SCHEDULERD_REGION":            "west",
@@ -53,18 +53,18 @@ func TestParseServeEnvironmentAndFlags(t *testing.T) {
 		t.Fatal(err)
 	}
 	if c.listen != "0.0.0.0:9000" || c.data != "/var/lib/scheduler" || c.secretKeyFile != "/var/lib/scheduler/secret.key" ||
-		c.logLevel != slog.LevelDebug || c.adminToken != "env-admin" || c.misfire != 2*time.Minute ||
+		c.logLevel != slog.LevelDebug || c.adminToken != "env-admin-0123456789abcdef0123456789abcdef" || c.misfire != 2*time.Minute ||
 		c.faultedAfter != 3 || c.region != "west" || c.workers != 8 ||
-		len(c.tokens) != 2 || c.tokens["sub1"] != "tok1" || c.tokens["sub2"] != "tok2" {
+		len(c.tokens) != 2 || c.tokens["sub1"] != "tok1-0123456789abcdef0123456789abcdef" || c.tokens["sub2"] != "tok2-0123456789abcdef0123456789abcdef" {
 		t.Fatalf("from the environment %+v", c)
 	}
 	// Flags win; --admin-token-file replaces SCHEDULERD_ADMIN_TOKEN, --tokens-file SCHEDULERD_TOKENS.
 	dir := t.TempDir()
 	adminFile, tokensFile := filepath.Join(dir, "admin"), filepath.Join(dir, "tokens")
-	if err := os.WriteFile(adminFile, []byte("flag-admin\n"), 0o600); err != nil {
+	if err := os.WriteFile(adminFile, []byte("flag-admin-0123456789abcdef0123456789abcdef\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(tokensFile, []byte("# scoped tokens\nsub3=tok3\n\n sub4 = tok4 \n"), 0o600); err != nil {
+	if err := os.WriteFile(tokensFile, []byte("# scoped tokens\nsub3=tok3-0123456789abcdef0123456789abcdef\n\n sub4 = tok4-0123456789abcdef0123456789abcdef \n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	c, err = parseServe([]string{"--listen", "127.0.0.1:0", "--admin-token-file", adminFile, "--tokens-file", tokensFile,
@@ -86,8 +86,8 @@ func TestParseServeEnvironmentAndFlags(t *testing.T) {
 	if c.targetConcurrency != 3 || c.maxConnections != 100 || c.maxInFlight != 50 || c.maxPerTenant != 5 || c.bodyTimeout != 2*time.Second {
 		t.Fatalf("overload flags %+v", c)
 	}
-	if c.listen != "127.0.0.1:0" || c.adminToken != "flag-admin" || c.secretKeyFile != "/keys/k" || c.workers != 2 ||
-		c.logLevel != slog.LevelWarn || len(c.tokens) != 2 || c.tokens["sub3"] != "tok3" || c.tokens["sub4"] != "tok4" {
+	if c.listen != "127.0.0.1:0" || c.adminToken != "flag-admin-0123456789abcdef0123456789abcdef" || c.secretKeyFile != "/keys/k" || c.workers != 2 ||
+		c.logLevel != slog.LevelWarn || len(c.tokens) != 2 || c.tokens["sub3"] != "tok3-0123456789abcdef0123456789abcdef" || c.tokens["sub4"] != "tok4-0123456789abcdef0123456789abcdef" {
 		t.Fatalf("with flags %+v", c)
 	}
 }
@@ -276,7 +276,7 @@ func TestServeTLS(t *testing.T) {
 	var logs testlog.Buffer
 	done := make(chan int, 1)
 	go func() {
-		done <- run(ctx, []string{"serve", "--listen", "127.0.0.1:0", "--data", data, "--admin-token-file", tokenFileOf(t, "tls-admin"),
+		done <- run(ctx, []string{"serve", "--listen", "127.0.0.1:0", "--data", data, "--admin-token-file", tokenFileOf(t, "tls-admin-0123456789abcdef0123456789abcdef"),
 			"--tls-cert", certFile, "--tls-key", keyFile}, nil, io.Discard, &logs)
 	}()
 	base := "https://" + waitForFile(t, filepath.Join(data, "listen-address"), &logs)
@@ -286,7 +286,7 @@ func TestServeTLS(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		req.Header.Set("Authorization", "Bearer tls-admin")
+		req.Header.Set("Authorization", "Bearer tls-admin-0123456789abcdef0123456789abcdef")
 		req.Header.Set("Content-Type", "application/json")
 		resp, err := client.Do(req)
 		if err != nil {
@@ -329,7 +329,7 @@ func TestServeRefusesBadConfiguration(t *testing.T) {
 	}{
 		{[]string{"--tls-cert", missing, "--tls-key", missing}, `"msg":"schedulerd stopped","error":"tls: open ` + missing},
 		{[]string{"--listen", "127.0.0.1:99999"}, `"msg":"schedulerd stopped","error":"listen: `},
-		{[]string{"--tokens-file", tokenFileOf(t, "sub=same"), "--admin-token-file", tokenFileOf(t, "same")}, `equals the admin token`},
+		{[]string{"--tokens-file", tokenFileOf(t, "sub=same-0123456789abcdef0123456789abcdef"), "--admin-token-file", tokenFileOf(t, "same-0123456789abcdef0123456789abcdef")}, `equals the admin token`},
 	} {
 		var logs testlog.Buffer
 		args := append([]string{"serve", "--data", filepath.Join(dir, "data"), "--listen", "127.0.0.1:0"}, tc.args...)

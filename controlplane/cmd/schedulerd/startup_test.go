@@ -70,7 +70,7 @@ func startStop(t *testing.T, bin, data string, env ...string) {
 	_ = os.Remove(filepath.Join(data, "listen-address"))
 	var logs testlog.Buffer
 	cmd := exec.Command(bin, "serve", "--listen", "127.0.0.1:0", "--data", data)
-	cmd.Env = append(append(os.Environ(), "SCHEDULERD_ADMIN_TOKEN=startup-admin"), env...)
+	cmd.Env = append(append(os.Environ(), "SCHEDULERD_ADMIN_TOKEN=startup-admin-0123456789abcdef0123456789abcdef"), env...)
 	cmd.Stderr = &logs
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -97,7 +97,7 @@ func startStop(t *testing.T, bin, data string, env ...string) {
 // serve` at once with exit 1 and a message naming the path; no key is generated in their place.
 func TestProcessStartRefusesWhatCannotWork(t *testing.T) {
 	bin := daemonBinary(t)
-	env := []string{"SCHEDULERD_ADMIN_TOKEN=startup-admin"}
+	env := []string{"SCHEDULERD_ADMIN_TOKEN=startup-admin-0123456789abcdef0123456789abcdef"}
 	fresh := func(t *testing.T) string {
 		t.Helper()
 		data := filepath.Join(t.TempDir(), "data")
@@ -234,16 +234,16 @@ func tokenFile(t *testing.T, data string) string {
 func TestProcessTokensAreNotOnTheCommandLine(t *testing.T) {
 	bin := daemonBinary(t)
 	data := filepath.Join(t.TempDir(), "data")
-	c := startChild(t, bin, data, "--admin-token-file", tokenFileOf(t, "file-admin-token"),
-		"--tokens-file", tokenFileOf(t, "sub-a=file-sub-token"))
+	c := startChild(t, bin, data, "--admin-token-file", tokenFileOf(t, "file-admin-token-0123456789abcdef0123456789abcdef"),
+		"--tokens-file", tokenFileOf(t, "sub-a=file-sub-token-0123456789abcdef0123456789abcdef"))
 	cmdline, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", c.cmd.Process.Pid))
 	if err != nil {
 		t.Skipf("no /proc here: %v", err)
 	}
-	if strings.Contains(string(cmdline), "file-admin-token") || strings.Contains(string(cmdline), "file-sub-token") {
+	if strings.Contains(string(cmdline), "file-admin-token-0123456789abcdef0123456789abcdef") || strings.Contains(string(cmdline), "file-sub-token-0123456789abcdef0123456789abcdef") {
 		t.Fatalf("the command line holds a token: %q", cmdline)
 	}
-	for tok, want := range map[string]int{"file-admin-token": 404, "file-sub-token": 404, "wrong": 401} {
+	for tok, want := range map[string]int{"file-admin-token-0123456789abcdef0123456789abcdef": 404, "file-sub-token-0123456789abcdef0123456789abcdef": 404, "wrong": 401} {
 		req, err := http.NewRequestWithContext(t.Context(), http.MethodGet,
 			c.base+"/subscriptions/sub-a/resourceGroups/rg/providers/Microsoft.Scheduler/jobCollections/c?api-version=2016-03-01", nil)
 		if err != nil {
