@@ -184,6 +184,20 @@ type HistoryListParams struct {
 	Skip, Limit int
 }
 
+// Describer is implemented by drivers that can say in words which store they are, for people
+// (the dashboard's health page): "SQLite file /data/scheduler.db", never a password.
+type Describer interface {
+	Describe() string
+}
+
+// Describe names the store d is in words, or says "the store" when its driver cannot.
+func Describe(d Driver) string {
+	if s, ok := d.(Describer); ok {
+		return s.Describe()
+	}
+	return "the store"
+}
+
 // Driver is a storage backend. Every method is safe for concurrent use. The dispatcher's
 // methods (claiming due occurrences, recording attempts in batches, purging) are in Dispatch,
 // which every driver implements too.

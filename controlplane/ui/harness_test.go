@@ -49,12 +49,15 @@ type harness struct {
 	ui    *Server
 	logs  *testlog.Buffer
 	reg   *prometheus.Registry
+	// dbPath is the SQLite file.
+	dbPath string
 }
 
 func newHarness(t testing.TB, tlsServer bool) *harness {
 	t.Helper()
 	dir := t.TempDir()
-	st, err := sqlite.Open(t.Context(), filepath.Join(dir, "scheduler.db"))
+	dbPath := filepath.Join(dir, "scheduler.db")
+	st, err := sqlite.Open(t.Context(), dbPath)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -70,7 +73,7 @@ func newHarness(t testing.TB, tlsServer bool) *harness {
 	if tokens, err = tokens.WithMetricsToken(metricsToken); err != nil {
 		t.Fatal(err)
 	}
-	h := &harness{t: t, clock: clock.NewFake(t0), store: st, logs: &testlog.Buffer{}, reg: prometheus.NewRegistry()}
+	h := &harness{t: t, clock: clock.NewFake(t0), store: st, logs: &testlog.Buffer{}, reg: prometheus.NewRegistry(), dbPath: dbPath}
 	log := slog.New(slog.NewJSONHandler(h.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	tel, err := telemetry.New(telemetry.Config{Store: st, Clock: h.clock, Logger: log, PerJob: true})
 	if err != nil {

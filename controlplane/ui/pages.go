@@ -411,7 +411,7 @@ type healthData struct {
 func (s *Server) health(w http.ResponseWriter, r *http.Request, req *request) {
 	ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
 	defer cancel()
-	d := healthData{Driver: fmt.Sprintf("%T", s.store), StoreOK: true, Store: "answers", DispatcherOK: s.disp.Ready(), Dispatcher: "ready"}
+	d := healthData{StoreOK: true, Store: "answers", DispatcherOK: s.disp.Ready(), Dispatcher: "ready"}
 	start := time.Now()
 	_, err := s.store.CollectionGet(ctx, store.CollectionGetParams{Key: store.CollectionKey{Subscription: "-health-", ResourceGroup: "-", Name: "-"}})
 	d.StoreLatency = seconds(time.Since(start).Seconds())
@@ -423,6 +423,7 @@ func (s *Server) health(w http.ResponseWriter, r *http.Request, req *request) {
 		d.Dispatcher = "not ready (loading or stopping)"
 	}
 	if req.sess.principal.Admin {
+		d.Driver = store.Describe(s.store)
 		d.Backlog, d.HasBacklog = gaugeValue(s.gatherer, backlogMetric)
 		d.Lateness, d.HasLateness = s.late.lastHour(s.clock.Now())
 	}

@@ -365,7 +365,8 @@ func TestHealthShowsTheReplica(t *testing.T) {
 		t.Errorf("single node: %v", m)
 	}
 	if p := b.get("/ui/health"); !strings.Contains(p.body, `<td id="health-backlog">0 occurrences and retries due but not started</td>`) ||
-		!strings.Contains(p.body, `id="health-store">answers</span>`) || !strings.Contains(p.body, `id="health-dispatcher">ready</span>`) {
+		!strings.Contains(p.body, `id="health-store">answers</span>`) || !strings.Contains(p.body, `id="health-dispatcher">ready</span>`) ||
+		!strings.Contains(p.body, `<small>(<span id="health-driver">SQLite file `+h.dbPath+`</span>, answered in `) {
 		t.Errorf("admin's health page:\n%s", p.body)
 	}
 	h.ui.replica = replicaStandIn{id: "host-a-42", leading: false}
@@ -378,8 +379,8 @@ func TestHealthShowsTheReplica(t *testing.T) {
 	}
 	tenant := h.browser()
 	tenant.signIn(subAToken)
-	if p := tenant.get("/ui/health"); strings.Contains(p.body, "health-backlog") || p.status != http.StatusOK {
-		t.Errorf("a tenant's health page shows the backlog (%d)", p.status)
+	if p := tenant.get("/ui/health"); strings.Contains(p.body, "health-backlog") || strings.Contains(p.body, "health-driver") || p.status != http.StatusOK {
+		t.Errorf("a tenant's health page shows the backlog or the store's file (%d)", p.status)
 	}
 }
 

@@ -95,6 +95,13 @@ func OpenConfig(ctx context.Context, cfg *pgxpool.Config) (*Driver, error) {
 	return d, nil
 }
 
+// Describe names the store for people: the database, its server and the schema, never the
+// user or a password.
+func (d *Driver) Describe() string {
+	c := d.pool.Config().ConnConfig
+	return fmt.Sprintf("PostgreSQL database %s on %s:%d, schema %s", c.Database, c.Host, c.Port, strings.TrimPrefix(d.channel, "scheduler_"))
+}
+
 // Close closes the pool.
 func (d *Driver) Close() error {
 	d.pool.Close()

@@ -63,6 +63,7 @@ type Driver struct {
 	stmts map[string]*sql.Stmt
 	crud  crudStatements
 	puts  groupcommit.Queue[*sqlstore.PutRequest] // JobPut's group commit (each batch one transaction, maxPutBatch)
+	path  string
 }
 
 var _ store.Driver = (*Driver)(nil)
@@ -90,7 +91,7 @@ func Open(ctx context.Context, path string) (*Driver, error) {
 	w.SetMaxOpenConns(1)
 	w.SetMaxIdleConns(1)
 	w.SetConnMaxLifetime(0)
-	d := &Driver{w: w}
+	d := &Driver{w: w, path: path}
 	d.puts.Max = maxPutBatch
 	if err := d.migrate(ctx); err != nil {
 		_ = w.Close()
@@ -142,6 +143,9 @@ func private(path string) error {
 	}
 	return nil
 }
+
+// Describe names the store for people: "SQLite file PATH".
+func (d *Driver) Describe() string { return "SQLite file " + d.path }
 
 // Close closes the database.
 func (d *Driver) Close() error {
