@@ -42,6 +42,7 @@ func NotDumped() map[string]string {
 	return map[string]string{
 		"schema_version":  "the target's own migrations set it",
 		"leader":          "the leadership belongs to the processes running on a store; the target's first daemon is elected",
+		"changes":         "PostgreSQL's change feed tells running replicas what changed; replicas starting on the target load every job anyway",
 		"sqlite_sequence": "SQLite's own: kept by AUTOINCREMENT as rows with their ids are inserted",
 	}
 }
