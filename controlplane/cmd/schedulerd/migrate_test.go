@@ -20,7 +20,7 @@ import (
 	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/store"
 	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/store/postgres"
 	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/store/sqlite"
-	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/store/storetest"
+	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/store/testdb"
 	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/store/transfer"
 	"github.com/schedulerhq/terraform-provider-scheduler/internal/testlog"
 	"github.com/schedulerhq/terraform-provider-scheduler/internal/wire"
@@ -237,6 +237,7 @@ func migrateJobs(t *testing.T) int {
 // the source's secret key) fires the same occurrence of each probe job, with the same password
 // opened from its sealed value and the same counters.
 func TestMigrateSQLiteToPostgresAndBack(t *testing.T) {
+	pgBase := testdb.PostgresURL(t)
 	dir := t.TempDir()
 	src := filepath.Join(dir, "a")
 	recv, recvURL := newDeliveries(t)
@@ -263,7 +264,7 @@ func TestMigrateSQLiteToPostgresAndBack(t *testing.T) {
 	}
 	// So is a move of the store it runs on, unless --online.
 	var out, errOut bytes.Buffer
-	pg1 := storetest.PostgresSchema(t, storetest.PostgresURL())
+	pg1 := testdb.PostgresSchema(t, pgBase)
 	if code := run(t.Context(), []string{"migrate", "--from", src, "--to", pg1}, nil, &out, &errOut); code != 1 ||
 		!strings.Contains(errOut.String(), "a daemon is running on the source") {
 		t.Fatalf("migrate from a running daemon's store: exit %d, %s%s", code, out.String(), errOut.String())

@@ -16,5 +16,5 @@ func TestConformance(t *testing.T) {
 // TestDumpCoversSchema: every table and column of the schema is copied by a move or named as
 // left behind.
 func TestDumpCoversSchema(t *testing.T) {
-	storetest.DumpCoversSchema(t, storetest.OpenPostgres(t, storetest.PostgresURL()))
+	storetest.DumpCoversSchema(t, testdb.Postgres(t))
 }
