@@ -43,6 +43,8 @@ func TestParseServeRefusesWeakTokens(t *testing.T) {
 		{[]string{"--admin-token-file", open}, nil,
 			"--admin-token-file " + open + " is readable or writable by group or others (mode 0644): a token file must be private to the daemon's user (chmod 600 " + open + ")"},
 		{[]string{"--tokens-file", groupTokens}, nil, "--tokens-file " + groupTokens + " is readable or writable by group or others (mode 0640)"},
+		{nil, map[string]string{"SCHEDULERD_METRICS_TOKEN": "short-metrics"}, "metrics token (--metrics-token-file or SCHEDULERD_METRICS_TOKEN): the token has 13 characters, fewer than 32"},
+		{[]string{"--metrics-token-file", open}, nil, "--metrics-token-file " + open + " is readable or writable by group or others (mode 0644)"},
 	} {
 		_, err := parseServe(tc.args, func(k string) string { return tc.env[k] }, io.Discard)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {

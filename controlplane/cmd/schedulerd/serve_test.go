@@ -78,9 +78,9 @@ func TestParseServeEnvironmentAndFlags(t *testing.T) {
 		t.Fatalf("metrics defaults: %+v", c.telemetry)
 	}
 	m, err := parseServe([]string{"--metrics-per-job=false"}, func(k string) string {
-		return map[string]string{"SCHEDULERD_METRICS_TOKEN": " scrape-token "}[k]
+		return map[string]string{"SCHEDULERD_METRICS_TOKEN": " scrape-token-0123456789abcdef0123456789abcdef "}[k]
 	}, io.Discard)
-	if err != nil || m.telemetry.perJob || m.telemetry.metricsToken != "scrape-token" {
+	if err != nil || m.telemetry.perJob || m.telemetry.metricsToken != "scrape-token-0123456789abcdef0123456789abcdef" {
 		t.Fatalf("metrics flags: %+v %v", m.telemetry, err)
 	}
 	if c.targetConcurrency != 3 || c.maxConnections != 100 || c.maxInFlight != 50 || c.maxPerTenant != 5 || c.bodyTimeout != 2*time.Second {

@@ -3,7 +3,6 @@ package main
 import (
 	"flag"
 	"fmt"
-	"os"
 	"strconv"
 	"strings"
 )
@@ -31,13 +30,16 @@ func telemetryFlags(fs *flag.FlagSet, env func(name, def string) string, getenv 
 		c.perJob = v
 		c.metricsToken = strings.TrimSpace(getenv("SCHEDULERD_METRICS_TOKEN"))
 		if *tokenFile != "" {
-			b, err := os.ReadFile(*tokenFile)
+			b, err := readTokenFile("--metrics-token-file", *tokenFile)
 			if err != nil {
-				return fmt.Errorf("--metrics-token-file: %w", err)
+				return err
 			}
 			if c.metricsToken = strings.TrimSpace(string(b)); c.metricsToken == "" {
 				return fmt.Errorf("--metrics-token-file %s is empty", *tokenFile)
 			}
+		}
+		if c.metricsToken != "" {
+			return checkTokenLength("metrics token (--metrics-token-file or SCHEDULERD_METRICS_TOKEN)", c.metricsToken)
 		}
 		return nil
 	}

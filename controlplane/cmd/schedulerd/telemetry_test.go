@@ -89,7 +89,7 @@ func outcomeJobs(d *daemon, target string) {
 func TestMetricsNameTheJob(t *testing.T) {
 	target := failingTarget(t)
 	tokenFile := filepath.Join(t.TempDir(), "metrics-token")
-	if err := os.WriteFile(tokenFile, []byte("scrape-me\n"), 0o600); err != nil {
+	if err := os.WriteFile(tokenFile, []byte("scrape-me-0123456789abcdef0123456789abcdef\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	before := time.Now()
@@ -110,7 +110,7 @@ func TestMetricsNameTheJob(t *testing.T) {
 		got  map[string]float64
 	)
 	for deadline := time.Now().Add(10 * time.Second); ; {
-		text = d.scrape("scrape-me")
+		text = d.scrape("scrape-me-0123456789abcdef0123456789abcdef")
 		got = map[string]float64{}
 		for _, m := range lastSuccess.FindAllStringSubmatch(text, -1) {
 			v, err := strconv.ParseFloat(m[2], 64)
