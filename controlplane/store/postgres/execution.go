@@ -59,8 +59,9 @@ func (d *Driver) JobListSchedulable(ctx context.Context, params store.JobListSch
 	return jobs, nil
 }
 
-// groups splits n items into runs of distinct job IDs, in order: each run is one statement.
-func groups(n int, jobID func(int) int64) [][2]int {
+// distinctJobRuns splits n items into runs of distinct job IDs, in order: each run is one
+// statement.
+func distinctJobRuns(n int, jobID func(int) int64) [][2]int {
 	var (
 		out   [][2]int
 		start int
@@ -80,9 +81,9 @@ func groups(n int, jobID func(int) int64) [][2]int {
 	return out
 }
 
-// run runs fn in one transaction when there is more than one statement to run, else on the
-// pool directly (one statement is atomic by itself: one round trip, no BEGIN and COMMIT).
-func (d *Driver) run(ctx context.Context, statements int, fn func(q querier) error) error {
+// atomically runs fn in one transaction when there is more than one statement to run, else on
+// the pool directly (one statement is atomic by itself: one round trip, no BEGIN and COMMIT).
+func (d *Driver) atomically(ctx context.Context, statements int, fn func(q querier) error) error {
 	if statements <= 1 {
 		return fn(d.pool)
 	}
@@ -149,7 +150,7 @@ FROM v LEFT JOIN upd ON upd.id = v.job_id LEFT JOIN ins ON ins.job_id = v.job_id
 func (d *Driver) ExecutionClaimMany(ctx context.Context, params store.ExecutionClaimManyParams) ([]store.ExecutionClaimResult, error) {
 	claims := params.Claims
 	out := make([]store.ExecutionClaimResult, len(claims))
-	runs := groups(len(claims), func(i int) int64 { return claims[i].Execution.JobID })
+	runs := distinctJobRuns(len(claims), func(i int) int64 { return claims[i].Execution.JobID })
 	var manual []int64 // the jobs of manual runs
 	for _, c := range claims {
 		if c.ExpectVersion <= 0 && c.Execution.Manual {
@@ -160,7 +161,7 @@ func (d *Driver) ExecutionClaimMany(ctx context.Context, params store.ExecutionC
 	if len(manual) > 0 {
 		statements++
 	}
-	err := d.run(ctx, statements, func(q querier) error {
+	err := d.atomically(ctx, statements, func(q querier) error {
 		if len(manual) > 0 {
 			// Two replicas claiming a manual run of one job at once: the second waits here for
 			// the first's commit, and its claim statement, run after, sees the first's execution.

@@ -75,8 +75,8 @@ func (d *Driver) AttemptRecordMany(ctx context.Context, params store.AttemptReco
 	}
 	records := params.Records
 	out := make([]store.AttemptRecordResult, len(records))
-	runs := groups(len(records), func(i int) int64 { return records[i].JobID })
-	err := d.run(ctx, len(runs), func(q querier) error {
+	runs := distinctJobRuns(len(records), func(i int) int64 { return records[i].JobID })
+	err := d.atomically(ctx, len(runs), func(q querier) error {
 		for _, r := range runs {
 			if err := recordRun(ctx, q, params, r[0], r[1], out); err != nil {
 				return err
@@ -115,7 +115,7 @@ func (d *Driver) recordWithCancels(ctx context.Context, params store.AttemptReco
 	}
 	sub := store.AttemptRecordManyParams{Records: rest, Now: params.Now}
 	subOut := make([]store.AttemptRecordResult, len(rest))
-	runs := groups(len(rest), func(i int) int64 { return rest[i].JobID })
+	runs := distinctJobRuns(len(rest), func(i int) int64 { return rest[i].JobID })
 	err := d.tx(ctx, func(tx pgx.Tx) error {
 		for _, i := range cancelled {
 			r := params.Records[i]
