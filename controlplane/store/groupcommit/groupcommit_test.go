@@ -28,9 +28,9 @@ type harness struct {
 	wg      sync.WaitGroup
 }
 
-func newHarness(t *testing.T, max int) *harness {
+func newHarness(t *testing.T, maxGroup int) *harness {
 	h := &harness{t: t, started: make(chan int, 64), hold: make(chan chan struct{}, 1)}
-	h.q.Max = max
+	h.q.Max = maxGroup
 	return h
 }
 
@@ -174,8 +174,8 @@ func TestMaxBoundsAGroup(t *testing.T) {
 // TestManyConcurrentRequestsRunOnceEach: under load every request runs exactly once, in no more
 // than one group at a time (checked by run), and no group exceeds Max.
 func TestManyConcurrentRequestsRunOnceEach(t *testing.T) {
-	const n, max = 2000, 16
-	h := newHarness(t, max)
+	const n, maxGroup = 2000, 16
+	h := newHarness(t, maxGroup)
 	h.started = make(chan int, n)
 	var wg sync.WaitGroup
 	for i := range n {
@@ -192,8 +192,8 @@ func TestManyConcurrentRequestsRunOnceEach(t *testing.T) {
 	wg.Wait()
 	seen := make([]int, n)
 	for _, g := range h.groups {
-		if len(g) > max {
-			t.Fatalf("a group of %d, Max is %d", len(g), max)
+		if len(g) > maxGroup {
+			t.Fatalf("a group of %d, Max is %d", len(g), maxGroup)
 		}
 		for _, id := range g {
 			seen[id]++
