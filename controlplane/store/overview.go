@@ -1,6 +1,9 @@
 package store
 
-import "context"
+import (
+	"context"
+	"time"
+)
 
 // JobStateCountParams counts jobs by collection and state: of one subscription, or of every
 // subscription when Subscription is "" (the daemon's gauge of jobs by state, the dashboard's
@@ -24,6 +27,23 @@ type JobListNextParams struct {
 	Limit        int // 0: no limit
 }
 
+// HistoryFailedParams lists the main action's failed attempts (history entries MainAction,
+// Failed) that ended at or after Since, newest first: of one subscription, or of every
+// subscription when Subscription is "". Scan > 0 bounds the cost: only the newest Scan attempts
+// of the store ending at or after Since are looked at.
+type HistoryFailedParams struct {
+	Subscription string
+	Since        time.Time
+	Limit        int // 0: no limit
+	Scan         int // 0: no bound
+}
+
+// FailedAttempt is a failed attempt of a main action with its job's key.
+type FailedAttempt struct {
+	Job   JobKey
+	Entry HistoryEntry
+}
+
 // Overview is what the dashboard's overview and the daemon's metrics read of a whole store,
 // each in one query whatever the number of jobs.
 type Overview interface {
@@ -31,4 +51,5 @@ type Overview interface {
 	// ordered by collection ID and state.
 	JobStateCount(ctx context.Context, params JobStateCountParams) ([]JobStateCount, error)
 	JobListNext(ctx context.Context, params JobListNextParams) ([]*Job, error)
+	HistoryFailed(ctx context.Context, params HistoryFailedParams) ([]FailedAttempt, error)
 }

@@ -77,12 +77,11 @@ type Collector struct {
 	missed      prometheus.Counter
 	jobsDesc    *prometheus.Desc
 
-	mu       sync.Mutex
-	seen     map[store.JobKey]bool // jobs with series
-	minute   map[string]*ring      // folded subscription → its executions per minute
-	problems map[string][]Problem  // folded subscription → its newest failed and faulted executions
-	seeds    chan store.JobKey
-	started  time.Time
+	mu      sync.Mutex
+	seen    map[store.JobKey]bool // jobs with series
+	minute  map[string]*ring      // folded subscription → its executions per minute
+	seeds   chan store.JobKey
+	started time.Time
 
 	stateMu  sync.Mutex
 	stateAt  time.Time
@@ -96,7 +95,7 @@ func New(cfg Config) (*Collector, error) {
 	}
 	c := &Collector{
 		store: cfg.Store, clock: cfg.Clock, log: cfg.Logger, perJob: cfg.PerJob,
-		seen: map[store.JobKey]bool{}, minute: map[string]*ring{}, problems: map[string][]Problem{},
+		seen: map[store.JobKey]bool{}, minute: map[string]*ring{},
 		seeds: make(chan store.JobKey, seedQueue),
 	}
 	if c.clock == nil {
@@ -149,14 +148,6 @@ func (c *Collector) Observe(o dispatch.Outcome) {
 		c.minute[arm.Fold(o.Job.Subscription)] = r
 	}
 	r.add(o.End, o.Outcome)
-	if o.Outcome != dispatch.OutcomeCompleted {
-		sub := arm.Fold(o.Job.Subscription)
-		ps := append(c.problems[sub], Problem{Job: o.Job, Tag: o.Tag, Outcome: o.Outcome, Scheduled: o.Scheduled, End: o.End})
-		if len(ps) > MaxProblems {
-			ps = append(ps[:0], ps[len(ps)-MaxProblems:]...)
-		}
-		c.problems[sub] = ps
-	}
 	first := !c.seen[o.Job]
 	if c.perJob {
 		c.seen[o.Job] = true
@@ -231,44 +222,6 @@ func (c *Collector) lastSuccessOf(ctx context.Context, k store.JobKey) (time.Tim
 		return time.Time{}, fmt.Errorf("reading the job: %w", err)
 	}
 	return j.CreatedAt, nil
-}
-
-// MaxProblems is how many failed and faulted executions are kept per subscription.
-const MaxProblems = 50
-
-// Problem is a failed or faulted execution.
-type Problem struct {
-	Job       store.JobKey
-	Tag       string
-	Outcome   string // dispatch.OutcomeFailed or dispatch.OutcomeFaulted
-	Scheduled time.Time
-	End       time.Time
-}
-
-// Problems returns up to n of the newest failed and faulted executions that ended at or after
-// since, newest first: of one subscription, or of every subscription when subscription is "".
-func (c *Collector) Problems(subscription string, since time.Time, n int) []Problem {
-	c.mu.Lock()
-	var all []Problem
-	if subscription == "" {
-		for _, ps := range c.problems {
-			all = append(all, ps...)
-		}
-	} else {
-		all = append(all, c.problems[arm.Fold(subscription)]...)
-	}
-	c.mu.Unlock()
-	out := all[:0]
-	for _, p := range all {
-		if !p.End.Before(since) {
-			out = append(out, p)
-		}
-	}
-	sort.SliceStable(out, func(i, j int) bool { return out[i].End.After(out[j].End) })
-	if len(out) > n {
-		out = out[:n]
-	}
-	return out
 }
 
 // Started is when the collector started counting (the per-minute counts begin there).

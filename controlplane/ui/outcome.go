@@ -120,15 +120,15 @@ func (s *Server) recentExecutions(ctx context.Context, j *store.Job, n int) ([]e
 	return es, nil
 }
 
-// execution returns the execution of a job with a tag, from its newest history entries; ok is
-// false when they do not hold it.
-func (s *Server) executionByTag(ctx context.Context, j *store.Job, tag string) (execution, bool, error) {
+// executionByTag returns the execution of a job with a tag (and repeatCount), from its newest
+// history entries; ok is false when they do not hold it.
+func (s *Server) executionByTag(ctx context.Context, j *store.Job, tag string, repeat int) (execution, bool, error) {
 	hs, err := s.store.HistoryList(ctx, store.HistoryListParams{Job: j.Key, Limit: maxExecutionEntries})
 	if err != nil {
 		return execution{}, false, fmt.Errorf("reading history: %w", err)
 	}
-	for _, e := range executionsOf(j, hs, true) {
-		if e.Tag == tag {
+	for _, e := range executionsOf(j, hs, len(hs) < maxExecutionEntries) {
+		if e.Tag == tag && e.Repeat == repeat {
 			return e, true, nil
 		}
 	}

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/api"
 	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/store"
 )
 
@@ -251,5 +252,45 @@ func TestMetricsTokenDoesNotSignIn(t *testing.T) {
 	_ = resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
 		t.Errorf("/metrics with the metrics token: %d", resp.StatusCode)
+	}
+}
+
+// TestFailuresFromTheStore: the recent failures come from the store's history, so a dashboard
+// that did not run them (another replica, or this one after a restart: no counts of its own)
+// lists them too, and its overview has no chart of executions it did not count.
+func TestFailuresFromTheStore(t *testing.T) {
+	h := newHarness(t, false)
+	rescuedMsg, _ := runOutcomes(t, h)
+	other, err := New(Config{Store: h.store, API: h.ui.api, Tokens: h.ui.tokens, Dispatcher: h.ui.disp, Clock: h.clock})
+	if err != nil {
+		t.Fatal(err)
+	}
+	id, err := other.sessions.create(api.Principal{Subscription: "sub-a"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	req := httptest.NewRequest(http.MethodGet, "/ui/", nil)
+	req.AddCookie(&http.Cookie{Name: cookieName, Value: id})
+	w := httptest.NewRecorder()
+	other.ServeHTTP(w, req)
+	body := w.Body.String()
+	if w.Code != http.StatusOK || !strings.Contains(rowOf(body, "problems", "rescued"), html.EscapeString(rescuedMsg)) ||
+		!strings.Contains(rowOf(body, "problems", "broken"), "outcome-faulted") || rowOf(body, "problems", "good") != "" {
+		t.Errorf("a dashboard that ran nothing: %d, recent failures:\n%s", w.Code, section(body, "h-problems"))
+	}
+	if strings.Contains(body, `id="chart-executions"`) {
+		t.Error("a dashboard without counts of its own draws a chart of executions")
+	}
+	// A day later (signed in again) they are out of the window.
+	h.clock.Advance(25 * time.Hour)
+	if id, err = other.sessions.create(api.Principal{Subscription: "sub-a"}); err != nil {
+		t.Fatal(err)
+	}
+	req = httptest.NewRequest(http.MethodGet, "/ui/", nil)
+	req.AddCookie(&http.Cookie{Name: cookieName, Value: id})
+	w = httptest.NewRecorder()
+	other.ServeHTTP(w, req)
+	if !strings.Contains(w.Body.String(), `id="no-problems"`) {
+		t.Errorf("a day later the failures are still listed:\n%s", section(w.Body.String(), "h-problems"))
 	}
 }

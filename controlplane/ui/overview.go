@@ -3,6 +3,7 @@ package ui
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math"
 	"net/http"
 	"strconv"
@@ -105,10 +106,10 @@ func (s *Server) overview(w http.ResponseWriter, r *http.Request, req *request) 
 			d.Since = st
 		}
 		d.ExecChart, d.Executions = executionsChart(s.tel.ExecutionsPerMinute(sub, now, telemetry.Minutes))
-		if d.Problems, err = s.problems(ctx, s.tel.Problems(sub, now.Add(-24*time.Hour), problemsShown)); err != nil {
-			s.storeFail(w, r, err)
-			return
-		}
+	}
+	if d.Problems, err = s.problems(ctx, sub, now.Add(-24*time.Hour)); err != nil {
+		s.storeFail(w, r, err)
+		return
 	}
 	if p.Admin {
 		d.Lateness, d.HasLateness = s.late.lastHour(now)
@@ -126,38 +127,56 @@ func (s *Server) overview(w http.ResponseWriter, r *http.Request, req *request) 
 	s.render(w, http.StatusOK, "overview", s.newView(req, "Overview", "overview", d))
 }
 
-// problems reads the main action's message of each failed or faulted execution from its job's
-// history.
-func (s *Server) problems(ctx context.Context, ps []telemetry.Problem) ([]problemRow, error) {
-	out := make([]problemRow, 0, len(ps))
-	jobs := map[store.JobKey]*store.Job{}
-	for _, p := range ps {
-		row := problemRow{Job: p.Job, Outcome: outcomeFaulted, End: p.End, Loc: time.UTC}
-		if p.Outcome == "failed" {
-			row.Outcome = outcomeFailed
+// Bounds of the overview's recent failures: executions looked into, and the newest attempts of
+// the store the failed ones are found among.
+const (
+	problemsChecked = 60
+	problemsScan    = 100000
+)
+
+// problems finds the newest failed and faulted executions in the store's history since since
+// (of one subscription, or all when sub is ""): each execution whose main action failed is
+// looked at as a whole, and listed when its outcome is failed (the error action ran) or
+// faulted, with the main action's message.
+func (s *Server) problems(ctx context.Context, sub string, since time.Time) ([]problemRow, error) {
+	fs, err := s.store.HistoryFailed(ctx, store.HistoryFailedParams{Subscription: sub, Since: since,
+		Limit: problemsChecked * 4, Scan: problemsScan})
+	if err != nil {
+		return nil, fmt.Errorf("reading failed attempts: %w", err)
+	}
+	out := []problemRow{}
+	seen := map[string]bool{}
+	jobs := map[int64]*store.Job{}
+	for _, f := range fs {
+		id := strconv.FormatInt(f.Entry.JobID, 10) + "/" + f.Entry.ExecutionTag + "/" + strconv.Itoa(f.Entry.RepeatCount)
+		if seen[id] {
+			continue
 		}
-		row.Label = outcomeLabels[row.Outcome]
-		j, seen := jobs[p.Job]
-		if !seen {
-			var err error
-			j, err = s.store.JobGet(ctx, store.JobGetParams{Key: p.Job})
+		seen[id] = true
+		if len(seen) > problemsChecked || len(out) == problemsShown {
+			break
+		}
+		j, ok := jobs[f.Entry.JobID]
+		if !ok {
+			j, err = s.store.JobGet(ctx, store.JobGetParams{Key: f.Job})
 			if err != nil && !errors.Is(err, store.ErrNotFound) {
 				return nil, err
 			}
-			jobs[p.Job] = j
+			jobs[f.Entry.JobID] = j
 		}
 		if j == nil {
 			continue // deleted since
 		}
-		if rule := compile(j); rule != nil {
-			row.Loc = rule.Location()
-		}
-		e, ok, err := s.executionByTag(ctx, j, p.Tag)
+		e, ok, err := s.executionByTag(ctx, j, f.Entry.ExecutionTag, f.Entry.RepeatCount)
 		if err != nil {
 			return nil, err
 		}
-		if ok {
-			row.Message = e.Message
+		if !ok || (e.Outcome != outcomeFailed && e.Outcome != outcomeFaulted) {
+			continue // recovered by a retry, still going, or older than what is read of its history
+		}
+		row := problemRow{Job: j.Key, Outcome: e.Outcome, Label: e.Label, Message: e.Message, End: e.End, Loc: time.UTC}
+		if rule := compile(j); rule != nil {
+			row.Loc = rule.Location()
 		}
 		out = append(out, row)
 	}

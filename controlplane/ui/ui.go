@@ -22,11 +22,13 @@
 //   - An execution's outcome is the rulebook's (jobstate) outcome of its newest attempt under the
 //     job's retry policies: succeeded (main action), failed (the error action ran and succeeded),
 //     faulted, or in progress; it is shown with the main action's message.
-//   - Executions per minute over the last 24 hours and the recent failed and faulted executions
-//     are the daemon's own counts (Config.Telemetry: the executions this process finished, kept
-//     in memory; a restart starts them over, said on the page), per subscription: a tenant sees
-//     its own. Nothing scans the store's history for them, so the overview stays fast on large
-//     stores.
+//   - The recent failed and faulted executions are found in the store's history (the main
+//     action's failed attempts of the last 24 hours among the newest 100,000 attempts, each
+//     execution then judged whole), so every replica's and every past run's count.
+//   - Executions per minute over the last 24 hours are the daemon's own counts (Config.Telemetry:
+//     the executions this process finished, kept in memory; a restart starts them over, said on
+//     the page), per subscription: a tenant sees its own. Nothing scans the store's history for
+//     them, so the overview stays fast on large stores.
 //   - The lateness of the last hour is the difference between the dispatcher's histogram now and
 //     a sample of it taken an hour ago; its percentiles per minute, the backlog and the attempts
 //     running come from the samples taken every minute while the daemon runs. They are
@@ -85,7 +87,6 @@ type Dispatcher interface {
 // Telemetry is the daemon's own count of finished executions (package telemetry).
 type Telemetry interface {
 	ExecutionsPerMinute(subscription string, now time.Time, n int) []telemetry.PerMinute
-	Problems(subscription string, since time.Time, n int) []telemetry.Problem
 	Started() time.Time
 }
 

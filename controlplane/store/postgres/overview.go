@@ -3,6 +3,7 @@ package postgres
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/store"
 	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/store/sqlstore"
@@ -50,4 +51,37 @@ func (d *Driver) JobListNext(ctx context.Context, params store.JobListNextParams
 		return nil, fmt.Errorf("job list next: %w", err)
 	}
 	return jobs, nil
+}
+
+// HistoryFailed lists the main action's failed attempts, newest first.
+func (d *Driver) HistoryFailed(ctx context.Context, params store.HistoryFailedParams) ([]store.FailedAttempt, error) {
+	q, args := sqlstore.HistoryFailed, []any{params.Since, limit(params.Scan), limit(params.Limit)}
+	if params.Subscription != "" {
+		q, args = sqlstore.HistoryFailedOfSubscription, append(args, key(params.Subscription))
+	}
+	rows, err := d.pool.Query(ctx, q, args...)
+	if err != nil {
+		return nil, fmt.Errorf("history failed: %w", err)
+	}
+	defer rows.Close()
+	out := []store.FailedAttempt{}
+	for rows.Next() {
+		var (
+			f                    store.FailedAttempt
+			h                    = &f.Entry
+			expected, start, end *time.Time
+		)
+		err := rows.Scan(&h.ID, &h.JobID, &h.ExecutionID, &h.ExecutionTag, &h.ActionName, &h.Status, &h.Message,
+			&h.RetryCount, &h.RepeatCount, &expected, &start, &end,
+			&f.Job.Subscription, &f.Job.ResourceGroup, &f.Job.CollectionKey.Name, &f.Job.Name)
+		if err != nil {
+			return nil, fmt.Errorf("history failed: %w", err)
+		}
+		h.ExpectedExecutionTime, h.StartTime, h.EndTime = fromTS(expected), fromTS(start), fromTS(end)
+		out = append(out, f)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("history failed: %w", err)
+	}
+	return out, nil
 }

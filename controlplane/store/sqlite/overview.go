@@ -51,3 +51,36 @@ func (d *Driver) JobListNext(ctx context.Context, params store.JobListNextParams
 	}
 	return jobs, nil
 }
+
+// HistoryFailed lists the main action's failed attempts, newest first.
+func (d *Driver) HistoryFailed(ctx context.Context, params store.HistoryFailedParams) ([]store.FailedAttempt, error) {
+	q, args := sqlstore.HistoryFailed, []any{nanos(params.Since), limit(params.Scan), limit(params.Limit)}
+	if params.Subscription != "" {
+		q, args = sqlstore.HistoryFailedOfSubscription, append(args, key(params.Subscription))
+	}
+	rows, err := d.r.QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, fmt.Errorf("history failed: %w", err)
+	}
+	defer func() { _ = rows.Close() }()
+	out := []store.FailedAttempt{}
+	for rows.Next() {
+		var (
+			f                    store.FailedAttempt
+			h                    = &f.Entry
+			expected, start, end int64
+		)
+		err := rows.Scan(&h.ID, &h.JobID, &h.ExecutionID, &h.ExecutionTag, &h.ActionName, &h.Status, &h.Message,
+			&h.RetryCount, &h.RepeatCount, &expected, &start, &end,
+			&f.Job.Subscription, &f.Job.ResourceGroup, &f.Job.CollectionKey.Name, &f.Job.Name)
+		if err != nil {
+			return nil, fmt.Errorf("history failed: %w", err)
+		}
+		h.ExpectedExecutionTime, h.StartTime, h.EndTime = fromNanos(expected), fromNanos(start), fromNanos(end)
+		out = append(out, f)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("history failed: %w", err)
+	}
+	return out, nil
+}

@@ -155,3 +155,18 @@ const (
 	SchemaVersionInit   = `INSERT INTO schema_version (version) VALUES (0)`
 	SchemaVersionSet    = `UPDATE schema_version SET version = $1`
 )
+
+// HistoryFailed is the query of store.Overview.HistoryFailed: $1 the oldest end time, $2 the
+// newest attempts looked at, $3 the limit; with a subscription, HistoryFailedOfSubscription and
+// its key in $4.
+const (
+	historyFailed = `SELECT h.id, h.job_id, h.execution_id, h.execution_tag, h.action_name, h.status, h.message,
+		h.retry_count, h.repeat_count, h.expected_execution_time, h.start_time, h.end_time,
+		c.subscription, c.resource_group, c.name, j.name
+	FROM (SELECT * FROM history WHERE end_time >= $1 ORDER BY end_time DESC LIMIT $2) h
+	JOIN jobs j ON j.id = h.job_id JOIN collections c ON c.id = j.collection_id
+	WHERE h.action_name = 'MainAction' AND h.status = 'Failed'`
+	historyFailedOrder          = ` ORDER BY h.end_time DESC, h.id DESC LIMIT $3`
+	HistoryFailed               = historyFailed + historyFailedOrder
+	HistoryFailedOfSubscription = historyFailed + ` AND c.sub_key = $4` + historyFailedOrder
+)

@@ -117,3 +117,60 @@ func testJobListNext(t *testing.T, d store.Driver) {
 		t.Errorf("JobListNext's job: %+v %v, want soonest, due at %s (PostgreSQL keeps microseconds), collection Enabled", js, err, at(2))
 	}
 }
+
+func testHistoryFailed(t *testing.T, d store.Driver) {
+	ctx := t.Context()
+	putCollection(t, d, "a", store.CollectionStateEnabled)
+	other := newCollection("o", store.CollectionStateEnabled)
+	other.Key.Subscription = "other-sub"
+	if _, _, err := d.CollectionPut(ctx, store.CollectionPutParams{Collection: other, Now: t0}); err != nil {
+		t.Fatal(err)
+	}
+	j := putJob(t, d, "a", "j", store.JobStateEnabled, t0)
+	oj := newJob("o", "oj", store.JobStateEnabled, t0)
+	oj.Key.CollectionKey = other.Key
+	ojob, _, err := d.JobPut(ctx, store.JobPutParams{Job: oj, Now: t0})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := claim(t, d, scheduledClaim(j, "tag-j", t0.Add(time.Minute))).Execution
+	eo := claim(t, d, scheduledClaim(ojob, "tag-o", t0.Add(time.Minute))).Execution
+	at := func(s int) time.Time { return t0.Add(time.Duration(s) * time.Second) }
+	put := func(e *store.Execution, jobID int64, action, status string, retry, end int, msg string) {
+		t.Helper()
+		h := entry(e, action, status, retry, msg)
+		h.StartTime, h.EndTime = at(end-1), at(end)
+		record(t, d, store.AttemptRecord{ExecutionID: e.ID, JobID: jobID, History: h, Next: at(end), Phase: action, Attempt: retry + 1})
+	}
+	put(e, j.ID, store.ActionMain, store.HistoryFailed, 0, 10, "old failure")
+	put(e, j.ID, store.ActionMain, store.HistoryFailed, 1, 20, "main failed")
+	put(e, j.ID, store.ActionError, store.HistoryFailed, 0, 30, "error action failed")
+	put(eo, ojob.ID, store.ActionMain, store.HistoryFailed, 0, 40, "other's failure")
+	put(eo, ojob.ID, store.ActionMain, store.HistoryCompleted, 1, 50, "other succeeded")
+	list := func(p store.HistoryFailedParams) []string {
+		t.Helper()
+		fs, err := d.HistoryFailed(ctx, p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := []string{}
+		for _, f := range fs {
+			out = append(out, f.Job.Subscription+"/"+f.Job.CollectionKey.Name+"/"+f.Job.Name+": "+f.Entry.Message+" ("+f.Entry.ExecutionTag+")")
+		}
+		return out
+	}
+	sub := collectionKey("a").Subscription
+	mine := "/" + "a/j: "
+	equal(t, "HistoryFailed of everyone", list(store.HistoryFailedParams{Since: at(0)}),
+		[]string{"other-sub/o/oj: other's failure (tag-o)", sub + mine + "main failed (tag-j)", sub + mine + "old failure (tag-j)"})
+	equal(t, "HistoryFailed of the subscription since 15 s", list(store.HistoryFailedParams{Subscription: upper(sub), Since: at(15)}),
+		[]string{sub + mine + "main failed (tag-j)"})
+	equal(t, "HistoryFailed of everyone, 1", list(store.HistoryFailedParams{Since: at(0), Limit: 1}), []string{"other-sub/o/oj: other's failure (tag-o)"})
+	// The newest three attempts are the other's success and failure and the error action's.
+	equal(t, "HistoryFailed among the newest three attempts", list(store.HistoryFailedParams{Since: at(0), Scan: 3}),
+		[]string{"other-sub/o/oj: other's failure (tag-o)"})
+	fs, err := d.HistoryFailed(ctx, store.HistoryFailedParams{Subscription: sub, Since: at(15)})
+	if err != nil || len(fs) != 1 || fs[0].Entry.RetryCount != 1 || fs[0].Entry.JobID != j.ID || !fs[0].Entry.EndTime.Equal(at(20).Truncate(time.Microsecond)) && !fs[0].Entry.EndTime.Equal(at(20)) {
+		t.Errorf("HistoryFailed's entry: %+v %v", fs, err)
+	}
+}

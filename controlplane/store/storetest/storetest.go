@@ -51,6 +51,7 @@ var areas = []struct {
 		{name: "ListAll", fn: testJobListAll},
 		{name: "ListNext", fn: testJobListNext},
 		{name: "StateCount", fn: testJobStateCount},
+		{name: "HistoryFailed", fn: testHistoryFailed},
 	}},
 	{"Claim", []testCase{
 		{name: "Scheduled", fn: testExecutionClaimScheduled},
