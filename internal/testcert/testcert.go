@@ -1,6 +1,6 @@
 // Package testcert makes the self-signed certificates tests need: client certificates (as the
 // base64 PKCS#12 an Https job's ClientCertificate authentication carries) and server certificates
-// for 127.0.0.1 (as PEM files for the daemon's --tls-cert and --tls-key). Tests only.
+// (as PEM files for the daemon's --tls-cert and --tls-key). Tests only.
 package testcert
 
 import (
@@ -31,9 +31,11 @@ type Options struct {
 	NotAfter  time.Time
 	// Serial is the serial number; 0: 1.
 	Serial int64
-	// Server makes a server certificate for 127.0.0.1 that is also its own CA (a client can
-	// trust it as a root); otherwise a client certificate.
+	// Server makes a server certificate that is also its own CA (a client can trust it as a
+	// root), for Hosts; otherwise a client certificate.
 	Server bool
+	// Hosts are the names and IP addresses a server certificate is for; none: 127.0.0.1.
+	Hosts []string
 }
 
 // Cert is a certificate and its key.
@@ -66,7 +68,16 @@ func New(t testing.TB, o Options) *Cert {
 	if o.Server {
 		tmpl.ExtKeyUsage = []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}
 		tmpl.KeyUsage |= x509.KeyUsageCertSign
-		tmpl.IPAddresses = []net.IP{net.ParseIP("127.0.0.1")}
+		if len(o.Hosts) == 0 {
+			o.Hosts = []string{"127.0.0.1"}
+		}
+		for _, h := range o.Hosts {
+			if ip := net.ParseIP(h); ip != nil {
+				tmpl.IPAddresses = append(tmpl.IPAddresses, ip)
+			} else {
+				tmpl.DNSNames = append(tmpl.DNSNames, h)
+			}
+		}
 		tmpl.BasicConstraintsValid, tmpl.IsCA = true, true
 	}
 	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
@@ -111,16 +122,22 @@ func (c *Cert) Pool() *x509.CertPool {
 // WriteFiles writes the certificate (cert.pem) and its PKCS#8 key (key.pem) into dir, mode 0600.
 func (c *Cert) WriteFiles(t testing.TB, dir string) (certFile, keyFile string) {
 	t.Helper()
+	certFile, keyFile = filepath.Join(dir, "cert.pem"), filepath.Join(dir, "key.pem")
+	c.Write(t, certFile, keyFile)
+	return certFile, keyFile
+}
+
+// Write writes the certificate to certFile and its PKCS#8 key to keyFile, mode 0600.
+func (c *Cert) Write(t testing.TB, certFile, keyFile string) {
+	t.Helper()
 	keyDER, err := x509.MarshalPKCS8PrivateKey(c.Key)
 	if err != nil {
 		t.Fatal(err)
 	}
-	certFile, keyFile = filepath.Join(dir, "cert.pem"), filepath.Join(dir, "key.pem")
 	if err := os.WriteFile(certFile, c.PEM(), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.WriteFile(keyFile, pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: keyDER}), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	return certFile, keyFile
 }

@@ -2,14 +2,8 @@ package main
 
 import (
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
-	"crypto/x509"
 	"crypto/x509/pkix"
-	"encoding/pem"
 	"io"
-	"math/big"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -19,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/schedulerhq/terraform-provider-scheduler/internal/testcert"
 	"github.com/schedulerhq/terraform-provider-scheduler/internal/testlog"
 )
 
@@ -163,27 +158,8 @@ func TestHealthTLSPinsTheCertificate(t *testing.T) {
 // that only pinning accepts it on loopback) and its key; it returns their paths.
 func selfSignedFiles(t *testing.T, dir, name string) (string, string) {
 	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: name + ".example"},
-		DNSNames: []string{name + ".example"}, NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
-		KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	keyDER, err := x509.MarshalPKCS8PrivateKey(key)
-	if err != nil {
-		t.Fatal(err)
-	}
 	certFile, keyFile := filepath.Join(dir, name+".pem"), filepath.Join(dir, name+"-key.pem")
-	if err := os.WriteFile(certFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(keyFile, pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: keyDER}), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	testcert.New(t, testcert.Options{Subject: pkix.Name{CommonName: name + ".example"}, Server: true, Hosts: []string{name + ".example"}}).
+		Write(t, certFile, keyFile)
 	return certFile, keyFile
 }
