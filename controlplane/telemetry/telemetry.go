@@ -165,7 +165,10 @@ func (c *Collector) Observe(o dispatch.Outcome) {
 	c.jobExec.WithLabelValues(append(lv, o.Outcome)...).Inc()
 	switch {
 	case o.Outcome == dispatch.OutcomeCompleted:
+		// Under mu: Run's check-then-set of a looked-up success must not overwrite this one.
+		c.mu.Lock()
 		c.lastSuccess.WithLabelValues(lv...).Set(float64(o.End.UnixNano()) / 1e9)
+		c.mu.Unlock()
 	case first:
 		select {
 		case c.seeds <- o.Job:
