@@ -23,6 +23,7 @@ func (d *jobCollectionDataSource) Schema(_ context.Context, _ datasource.SchemaR
 	attrs := dataSourceAttrs(jobCollectionSchema().Attributes, true)
 	attrs["name"] = schema.StringAttribute{Required: true, MarkdownDescription: "Name of the collection."}
 	attrs["resource_group"] = schema.StringAttribute{Optional: true, MarkdownDescription: "Resource group of the collection; default `default`."}
+	attrs["force_destroy"] = schema.BoolAttribute{Computed: true, MarkdownDescription: "Always null: `force_destroy` is a setting of the `scheduler_job_collection` resource, not of the collection."}
 	resp.Schema = schema.Schema{
 		MarkdownDescription: "Reads a job collection of the provider's subscription.",
 		Attributes:          attrs,

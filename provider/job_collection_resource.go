@@ -2,6 +2,7 @@ package provider
 
 import (
 	"context"
+	"fmt"
 	"strings"
 
 	"github.com/hashicorp/terraform-plugin-framework/diag"
@@ -29,6 +30,7 @@ var (
 	_ resource.ResourceWithImportState    = (*jobCollectionResource)(nil)
 	_ resource.ResourceWithValidateConfig = (*jobCollectionResource)(nil)
 	_ resource.ResourceWithIdentity       = (*jobCollectionResource)(nil)
+	_ resource.ResourceWithModifyPlan     = (*jobCollectionResource)(nil)
 )
 
 // Enum values in Azure's spelling; the schema accepts them in any case.
@@ -58,6 +60,7 @@ type jobCollectionModel struct {
 	State         types.String `tfsdk:"state"`
 	Quota         *quotaModel  `tfsdk:"quota"`
 	Tags          types.Map    `tfsdk:"tags"`
+	ForceDestroy  types.Bool   `tfsdk:"force_destroy"`
 }
 
 type quotaModel struct {
@@ -83,7 +86,8 @@ func jobCollectionSchema() schema.Schema {
 	replace := []planmodifier.String{stringplanmodifier.RequiresReplace()}
 	return schema.Schema{
 		MarkdownDescription: "A job collection: a group of jobs sharing a SKU, a state and quotas " +
-			"(Azure Scheduler `Microsoft.Scheduler/jobCollections`). Deleting it deletes its jobs.",
+			"(Azure Scheduler `Microsoft.Scheduler/jobCollections`). Deleting it deletes its jobs: the jobs this configuration " +
+			"manages are destroyed first; any other job stops the destroy unless `force_destroy` is set.",
 		Attributes: map[string]schema.Attribute{
 			"id": schema.StringAttribute{
 				Computed:            true,
@@ -162,12 +166,53 @@ func jobCollectionSchema() schema.Schema {
 				ElementType:         types.StringType,
 				MarkdownDescription: "Free-form tags.",
 			},
+			"force_destroy": schema.BoolAttribute{
+				Optional: true,
+				MarkdownDescription: "Whether destroying the collection may delete jobs this configuration does not manage (created through the API " +
+					"or by another configuration); default `false`: the destroy fails while the collection holds such jobs, naming them. " +
+					"A destroy plan warns how many jobs the collection holds. Not sent to the daemon.",
+			},
 		},
 	}
 }
 
 func (r *jobCollectionResource) Configure(_ context.Context, req resource.ConfigureRequest, resp *resource.ConfigureResponse) {
 	r.data = providerDataFrom(req.ProviderData, &resp.Diagnostics)
+}
+
+// ModifyPlan records the planned collection for its jobs' plans (planned.go); in a plan
+// destroying the collection, it says how many jobs it holds: those the plan does not destroy are
+// deleted with it (force_destroy) or stop the destroy.
+func (r *jobCollectionResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
+	if !req.Plan.Raw.IsNull() {
+		r.planCollection(ctx, req, resp)
+		return
+	}
+	if req.State.Raw.IsNull() {
+		return
+	}
+	var quiet diag.Diagnostics // an unconfigured provider: the destroy itself will say so
+	c := clientFor(r.data, &quiet)
+	var prior jobCollectionModel
+	if c == nil || req.State.Get(ctx, &prior).HasError() {
+		return
+	}
+	id, err := client.ParseCollectionID(prior.ID.ValueString())
+	if err != nil {
+		return
+	}
+	jobs, err := c.JobList(ctx, client.JobListParams{Collection: id})
+	if err != nil || len(jobs) == 0 {
+		return
+	}
+	if prior.ForceDestroy.ValueBool() {
+		resp.Diagnostics.AddWarning(fmt.Sprintf("Destroying job collection %s deletes the %s it holds", id.Name, jobCount(len(jobs))),
+			"force_destroy is set: the jobs this plan does not destroy are deleted with the collection ("+jobNames(jobs)+").")
+		return
+	}
+	resp.Diagnostics.AddWarning(fmt.Sprintf("Job collection %s holds %s", id.Name, jobCount(len(jobs))),
+		"The jobs this plan destroys are deleted first; any other ("+jobNames(jobs)+") stops the destroy. "+
+			"Set force_destroy = true to delete them with the collection.")
 }
 
 // ValidateConfig runs the daemon's own collection checks on known values.
@@ -217,6 +262,7 @@ func (m *jobCollectionModel) fromWire(ctx context.Context, id client.CollectionI
 	m.ResourceGroup = keepString(prior.ResourceGroup, id.ResourceGroup, fresh, sameFold)
 	m.Location = keepString(prior.Location, def.Location, fresh, sameString)
 	m.Tags = keepStringMap(ctx, prior.Tags, def.Tags, fresh)
+	m.ForceDestroy = prior.ForceDestroy // the provider's, not the daemon's
 	p := def.Properties
 	if p == nil {
 		p = &wire.JobCollectionProperties{}
@@ -372,6 +418,21 @@ func (r *jobCollectionResource) Delete(ctx context.Context, req resource.DeleteR
 	if !ok {
 		return
 	}
+	if !prior.ForceDestroy.ValueBool() {
+		// The jobs this configuration manages were destroyed first (they depend on the collection):
+		// what is left belongs to someone else.
+		jobs, err := c.JobList(ctx, client.JobListParams{Collection: id})
+		if err != nil && !client.IsNotFound(err) {
+			apiError(&resp.Diagnostics, "listing the jobs of job collection "+id.String(), err)
+			return
+		}
+		if len(jobs) > 0 {
+			resp.Diagnostics.AddError(fmt.Sprintf("Job collection %s holds %s this configuration does not manage", id.Name, jobCount(len(jobs))),
+				"Deleting the collection would delete "+jobNames(jobs)+" with it. Set force_destroy = true to delete them, "+
+					"or import them (or delete them) first.")
+			return
+		}
+	}
 	if err := c.CollectionDelete(ctx, id); err != nil && !client.IsNotFound(err) {
 		apiError(&resp.Diagnostics, "deleting job collection "+id.String(), err)
 	}
@@ -396,4 +457,25 @@ func (r *jobCollectionResource) IdentitySchema(_ context.Context, _ resource.Ide
 func canonical(v string, allowed []string) string {
 	c, _ := jobdef.Canonical(v, allowed)
 	return c
+}
+
+// jobCount is "1 job" or "n jobs".
+func jobCount(n int) string {
+	if n == 1 {
+		return "1 job"
+	}
+	return fmt.Sprintf("%d jobs", n)
+}
+
+// jobNames names the jobs, at most 10 ("a, b and 3 more").
+func jobNames(jobs []wire.JobDefinition) string {
+	names := make([]string, 0, min(len(jobs), 10))
+	for _, j := range jobs[:min(len(jobs), 10)] {
+		names = append(names, j.Name[strings.LastIndex(j.Name, "/")+1:]) // "collection/job" in the API
+	}
+	out := strings.Join(names, ", ")
+	if len(jobs) > 10 {
+		out += fmt.Sprintf(" and %d more", len(jobs)-10)
+	}
+	return out
 }

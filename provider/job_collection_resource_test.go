@@ -3,8 +3,14 @@ package provider
 import (
 	"context"
 	"fmt"
+	"os"
+	"regexp"
 	"testing"
 
+	"github.com/hashicorp/terraform-plugin-framework/providerserver"
+	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
+	"github.com/hashicorp/terraform-plugin-go/tftypes"
+	"github.com/hashicorp/terraform-plugin-testing/config"
 	"github.com/hashicorp/terraform-plugin-testing/helper/acctest"
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
 	"github.com/hashicorp/terraform-plugin-testing/knownvalue"
@@ -127,5 +133,144 @@ func checkCollectionDestroyed(t *testing.T, id client.CollectionID) resource.Tes
 			return nil
 		}
 		return fmt.Errorf("job collection %s still exists after destroy (err %v)", id, err)
+	}
+}
+
+const forceDestroyConfig = `
+variable "collection" { type = string }
+variable "force_destroy" {
+  type    = bool
+  default = null
+}
+
+resource "scheduler_job_collection" "test" {
+  name          = var.collection
+  force_destroy = var.force_destroy
+}
+
+resource "scheduler_job" "managed" {
+  job_collection_id = scheduler_job_collection.test.id
+  name              = "managed"
+  start_time        = "2040-01-01T00:00:00Z"
+  action {
+    type = "Http"
+    request {
+      uri    = "http://127.0.0.1:9/managed"
+      method = "GET"
+    }
+  }
+}
+`
+
+// Destroying a collection that holds a job the configuration does not manage fails, naming it,
+// unless force_destroy is set; the jobs it manages are destroyed first either way.
+func TestAccJobCollection_forceDestroy(t *testing.T) {
+	coll := acctest.RandomWithPrefix("jc")
+	id := client.CollectionID{Subscription: DefaultSubscriptionID, ResourceGroup: "default", Name: coll}
+	other := client.JobID{CollectionID: id, Name: "created-through-the-api"}
+	vars := config.Variables{"collection": config.StringVariable(coll)}
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: protoV6Factories(),
+		CheckDestroy:             checkCollectionDestroyed(t, id),
+		Steps: []resource.TestStep{
+			{
+				Config:          forceDestroyConfig,
+				ConfigVariables: vars,
+				Check: func(*terraform.State) error {
+					_, err := testClient(t).JobPut(context.Background(), other, &wire.JobDefinition{Properties: &wire.JobProperties{
+						StartTime: "2040-01-01T00:00:00Z",
+						Action:    &wire.JobAction{Type: "Http", Request: &wire.HTTPRequest{URI: "http://127.0.0.1:9/other", Method: "GET"}},
+					}})
+					return err
+				},
+			},
+			{ // without force_destroy: the managed job goes, the other stops the destroy
+				Config:          forceDestroyConfig,
+				ConfigVariables: vars,
+				Destroy:         true,
+				ExpectError: regexp.MustCompile(messageRE("Job collection "+coll+" holds 1 job this configuration does not manage").String() +
+					`(?s:.*)` + messageRE("Deleting the collection would delete created-through-the-api with it. Set force_destroy = true").String()),
+			},
+			{ // the collection and the other job are still there; the managed job is created again
+				Config:          forceDestroyConfig,
+				ConfigVariables: config.Variables{"collection": config.StringVariable(coll), "force_destroy": config.BoolVariable(true)},
+				Check: func(*terraform.State) error {
+					_, err := testClient(t).JobGet(context.Background(), other)
+					return err
+				},
+			},
+			// the end of the test destroys with force_destroy = true: CheckDestroy sees the collection gone
+		},
+	})
+}
+
+// A plan destroying a collection says how many jobs it holds, and what becomes of those the plan
+// does not destroy (through the provider server, against the acceptance daemon).
+func TestAccJobCollection_destroyPlanCountsJobs(t *testing.T) {
+	if os.Getenv("TF_ACC") == "" {
+		t.Skip("acceptance test: set TF_ACC=1 (make testacc), as resource.Test does")
+	}
+	ctx := context.Background()
+	c := testClient(t)
+	id := client.CollectionID{Subscription: DefaultSubscriptionID, ResourceGroup: "default", Name: acctest.RandomWithPrefix("jc")}
+	if _, err := c.CollectionPut(ctx, id, &wire.JobCollectionDefinition{Properties: &wire.JobCollectionProperties{}}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.CollectionDelete(context.Background(), id) })
+	for _, name := range []string{"a", "b"} {
+		if _, err := c.JobPut(ctx, client.JobID{CollectionID: id, Name: name}, &wire.JobDefinition{Properties: &wire.JobProperties{
+			StartTime: "2040-01-01T00:00:00Z",
+			Action:    &wire.JobAction{Type: "Http", Request: &wire.HTTPRequest{URI: "http://127.0.0.1:9/", Method: "GET"}},
+		}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	server, err := providerserver.NewProtocol6WithError(New("test")())()
+	if err != nil {
+		t.Fatal(err)
+	}
+	schemas, err := server.GetProviderSchema(ctx, &tfprotov6.GetProviderSchemaRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	providerConfig, err := tfprotov6.NewDynamicValue(schemas.Provider.ValueType(), objectOf(t, schemas.Provider.ValueType(), nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp, err := server.ConfigureProvider(ctx, &tfprotov6.ConfigureProviderRequest{Config: &providerConfig}); err != nil || len(resp.Diagnostics) > 0 {
+		t.Fatalf("configure: %v %v", err, resp.Diagnostics)
+	}
+	typ := schemas.ResourceSchemas["scheduler_job_collection"].ValueType()
+	for _, tc := range []struct {
+		force            bool
+		summary, details string
+	}{
+		{false, "Job collection " + id.Name + " holds 2 jobs",
+			"The jobs this plan destroys are deleted first; any other (a, b) stops the destroy. Set force_destroy = true to delete them with the collection."},
+		{true, "Destroying job collection " + id.Name + " deletes the 2 jobs it holds",
+			"force_destroy is set: the jobs this plan does not destroy are deleted with the collection (a, b)."},
+	} {
+		prior, err := tfprotov6.NewDynamicValue(typ, objectOf(t, typ, map[string]any{
+			"id": tfStr(id.String()), "name": tfStr(id.Name), "resource_group": tfStr("default"),
+			"force_destroy": tftypes.NewValue(tftypes.Bool, tc.force)}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		null, err := tfprotov6.NewDynamicValue(typ, tftypes.NewValue(typ, nil))
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp, err := server.PlanResourceChange(ctx, &tfprotov6.PlanResourceChangeRequest{
+			TypeName: "scheduler_job_collection", PriorState: &prior, ProposedNewState: &null, Config: &null})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(resp.Diagnostics) != 1 || resp.Diagnostics[0].Severity != tfprotov6.DiagnosticSeverityWarning ||
+			resp.Diagnostics[0].Summary != tc.summary || resp.Diagnostics[0].Detail != tc.details {
+			for _, d := range resp.Diagnostics {
+				t.Logf("%v: %s | %s", d.Severity, d.Summary, d.Detail)
+			}
+			t.Errorf("force_destroy %v: want one warning %q | %q", tc.force, tc.summary, tc.details)
+		}
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/schedulerhq/terraform-provider-scheduler/internal/client"
 	"github.com/schedulerhq/terraform-provider-scheduler/internal/clock"
 	"github.com/schedulerhq/terraform-provider-scheduler/internal/jobdef"
+	"github.com/schedulerhq/terraform-provider-scheduler/internal/recurrence"
 	"github.com/schedulerhq/terraform-provider-scheduler/internal/wire"
 )
 
@@ -110,7 +111,7 @@ func schemaChecked(pr wire.Problem) bool {
 
 // planDescription plans recurrence_description from the configured schedule when it is known
 // (else it stays unknown until apply), so that plan shows the rule in words.
-func (r *jobResource) planDescription(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
+func (r *jobResource) planDescription(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse, replacing bool) {
 	var plan jobModel
 	if diags := req.Plan.Get(ctx, &plan); diags.HasError() {
 		return // a whole nested object is unknown: the words wait for apply
@@ -121,45 +122,130 @@ func (r *jobResource) planDescription(ctx context.Context, req resource.ModifyPl
 			return
 		}
 	}
+	creating := req.State.Raw.IsNull() || replacing // a replacement is created anew
+	if !creating && sameSchedule(ctx, req) {
+		var prior types.String // the schedule as it was: its words too
+		resp.Diagnostics.Append(req.State.GetAttribute(ctx, path.Root("recurrence_description"), &prior)...)
+		if !prior.IsNull() {
+			resp.Diagnostics.Append(resp.Plan.SetAttribute(ctx, path.Root("recurrence_description"), prior)...)
+			return
+		}
+	}
 	c := r.clock
 	if c == nil {
 		c = clock.Real{}
 	}
-	if words := describe(p.StartTime, p.Recurrence, c.Now()); words != "" {
+	if words := describe(p.StartTime, p.Recurrence, c.Now(), creating); words != "" {
 		resp.Diagnostics.Append(resp.Plan.SetAttribute(ctx, path.Root("recurrence_description"), words)...)
 	}
 }
 
-// ModifyPlan replaces a job in a final state (Completed, Faulted) whose configuration changed:
-// the API refuses to update it.
+// sameSchedule reports whether the plan keeps the state's start_time and recurrence.
+func sameSchedule(ctx context.Context, req resource.ModifyPlanRequest) bool {
+	for _, name := range []string{"start_time", "recurrence"} {
+		var planned, prior attr.Value
+		if req.Plan.GetAttribute(ctx, path.Root(name), &planned).HasError() || req.State.GetAttribute(ctx, path.Root(name), &prior).HasError() {
+			return false
+		}
+		if !planned.Equal(prior) {
+			return false
+		}
+	}
+	return true
+}
+
+// ModifyPlan replaces a job in a final state (Completed, Faulted) whose configuration changed
+// (the API refuses to update it), warning when the new job runs at once; and plans the words of
+// the schedule.
 func (r *jobResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
 	if req.Plan.Raw.IsNull() {
 		return // destroy
 	}
-	r.planDescription(ctx, req, resp)
-	if req.State.Raw.IsNull() || resp.Diagnostics.HasError() {
-		return // create
+	live, replacing := r.planReplacement(ctx, req, resp)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	r.planDescription(ctx, req, resp, replacing)
+	if replacing {
+		r.warnRunsAgain(ctx, req, resp, live)
+	}
+	var plan jobModel
+	if req.Plan.Get(ctx, &plan).HasError() {
+		return
+	}
+	done := 0
+	if !replacing && !req.State.Raw.IsNull() {
+		var executions types.Int64
+		if !req.State.GetAttribute(ctx, path.Root("status").AtName("execution_count"), &executions).HasError() {
+			done = int(executions.ValueInt64())
+		}
+	}
+	c := r.clock
+	if c == nil {
+		c = clock.Real{}
+	}
+	checkPlannedLimits(ctx, r.data, c, &plan, done, resp)
+}
+
+// planReplacement replaces a job in a final state whose configuration changed; it returns the
+// job's live state and whether it is replaced.
+func (r *jobResource) planReplacement(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) (string, bool) {
+	if req.State.Raw.IsNull() {
+		return "", false // create
 	}
 	var status types.Object
 	resp.Diagnostics.Append(req.State.GetAttribute(ctx, path.Root("status"), &status)...)
 	if resp.Diagnostics.HasError() || status.IsNull() || status.IsUnknown() {
-		return
+		return "", false
 	}
 	live, ok := status.Attributes()["state"].(types.String)
 	if !ok || (live.ValueString() != jobdef.StateCompleted && live.ValueString() != jobdef.StateFaulted) {
-		return
+		return "", false
 	}
 	for _, name := range []string{"start_time", "state", "action", "recurrence"} {
 		var planned, prior attr.Value
 		resp.Diagnostics.Append(req.Plan.GetAttribute(ctx, path.Root(name), &planned)...)
 		resp.Diagnostics.Append(req.State.GetAttribute(ctx, path.Root(name), &prior)...)
 		if resp.Diagnostics.HasError() {
-			return
+			return "", false
 		}
 		if !planned.Equal(prior) {
 			resp.RequiresReplace = append(resp.RequiresReplace, path.Root(name))
 		}
 	}
+	return live.ValueString(), len(resp.RequiresReplace) > 0
+}
+
+// warnRunsAgain warns that the job replacing a final one runs at once: its start_time has passed
+// (or it has none), so the new job runs as soon as it is created, although the old one already ran.
+func (r *jobResource) warnRunsAgain(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse, live string) {
+	var plan jobModel
+	if req.Plan.Get(ctx, &plan).HasError() {
+		return
+	}
+	p, unknown := plan.toWire()
+	if slices.ContainsFunc(unknown, func(u string) bool { return part(u) == "schedule" }) {
+		return // the schedule is known only after apply
+	}
+	c := r.clock
+	if c == nil {
+		c = clock.Real{}
+	}
+	rule, err := recurrence.Compile(p.StartTime, p.Recurrence, c.Now())
+	if err != nil {
+		return
+	}
+	if _, immediate, ok := rule.First(c.Now()); !ok || !immediate {
+		return
+	}
+	why := "Its start_time is in the past"
+	if p.StartTime == "" {
+		why = "It has no start_time"
+	}
+	resp.Diagnostics.AddWarning("Replacing the "+live+" job "+plan.Name.ValueString()+" runs it again now",
+		"The job is "+live+", so the API cannot update it: this plan replaces it. "+why+
+			", so the new job runs once, immediately, when it is created, although the old one already ran. "+
+			"To avoid the run, set start_time to a future time (or remove the job from the configuration).")
 }
 
 func (r *jobResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {

@@ -84,7 +84,12 @@ func (m *jobModel) fromWire(id client.JobID, def *wire.JobDefinition, prior *job
 		}
 	}
 	m.Recurrence = recurrenceFromWire(p.Recurrence, prior.Recurrence, fresh || prior.Recurrence == nil, instant)
-	m.RecurrenceDescription = types.StringValue(describe(p.StartTime, p.Recurrence, time.Now()))
+	if !fresh && !prior.RecurrenceDescription.IsUnknown() && !prior.RecurrenceDescription.IsNull() {
+		// The words as planned: a one-shot planned "once, immediately" keeps them once it ran.
+		m.RecurrenceDescription = prior.RecurrenceDescription
+	} else {
+		m.RecurrenceDescription = types.StringValue(describe(p.StartTime, p.Recurrence, time.Now(), false))
+	}
 }
 
 func statusObject(live string, s *wire.JobStatus) types.Object {

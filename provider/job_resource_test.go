@@ -5,9 +5,11 @@ import (
 	"crypto/x509/pkix"
 	"fmt"
 	"io"
+	"math/big"
 	"net/http"
 	"net/http/httptest"
 	"regexp"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -15,7 +17,10 @@ import (
 
 	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/providerserver"
 	"github.com/hashicorp/terraform-plugin-framework/types"
+	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
+	"github.com/hashicorp/terraform-plugin-go/tftypes"
 	"github.com/hashicorp/terraform-plugin-testing/helper/acctest"
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
 	"github.com/hashicorp/terraform-plugin-testing/knownvalue"
@@ -378,7 +383,8 @@ func TestAccJob_existingJobMustBeImported(t *testing.T) {
 	id := client.JobID{CollectionID: client.CollectionID{Subscription: DefaultSubscriptionID, ResourceGroup: "default", Name: coll}, Name: "taken"}
 	collection := fmt.Sprintf(`
 resource "scheduler_job_collection" "test" {
-  name = %q
+  name          = %q
+  force_destroy = true # it holds a job made through the API
 }
 `, coll)
 	job := collection + `
@@ -608,7 +614,8 @@ func TestAccJob_recurrenceDescription(t *testing.T) {
       }
     }
   }`
-	unknownStart := `start_time = scheduler_job_collection.test.id == "" ? "" : "2030-01-01T00:00:00Z"
+	// A job's id is known only after apply (a collection's is planned).
+	unknownStart := `start_time = scheduler_job.anchor.id == "" ? "" : "2030-01-01T00:00:00Z"
   recurrence {
     frequency = "minute"
     interval  = 15
@@ -634,18 +641,52 @@ func TestAccJob_recurrenceDescription(t *testing.T) {
 				ConfigPlanChecks: resource.ConfigPlanChecks{
 					PreApply: []plancheck.PlanCheck{
 						plancheck.ExpectResourceAction(addr, plancheck.ResourceActionUpdate),
-						plancheck.ExpectKnownValue(addr, words, knownvalue.StringExact("at 05:15 on the last Friday of every month, from 2030-01-01 00:00")),
+						plancheck.ExpectKnownValue(addr, words, knownvalue.StringExact("at 05:15 on the last Friday of every month, from 2030-01-01 00:00, UTC")),
 					},
 					PostApplyPostRefresh: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()},
 				},
 			},
 			{
-				Config: describedJob(name+"-2", unknownStart),
+				Config: describedJob(name+"-2", unknownStart) + `
+resource "scheduler_job" "anchor" {
+  job_collection_id = scheduler_job_collection.test.id
+  name              = "anchor"
+  start_time        = "2030-01-01T00:00:00Z"
+  action {
+    type = "Http"
+    request {
+      uri    = "http://127.0.0.1:9/"
+      method = "GET"
+    }
+  }
+}
+`,
 				ConfigPlanChecks: resource.ConfigPlanChecks{
 					PreApply: []plancheck.PlanCheck{plancheck.ExpectUnknownValue(addr, words)},
 				},
 				ConfigStateChecks: []statecheck.StateCheck{
-					statecheck.ExpectKnownValue(addr, words, knownvalue.StringExact("every 15 minutes, 5 times, from 2030-01-01 00:00")),
+					statecheck.ExpectKnownValue(addr, words, knownvalue.StringExact("every 15 minutes, 5 times, from 2030-01-01 00:00, UTC")),
+				},
+			},
+			{ // a one-shot whose start_time has passed runs at once: the words say so, and keep it
+				Config: describedJob(name+"-3", `start_time = "2025-06-01T08:00:00"`),
+				ConfigPlanChecks: resource.ConfigPlanChecks{
+					PreApply:             []plancheck.PlanCheck{plancheck.ExpectKnownValue(addr, words, knownvalue.StringExact("once, immediately (start_time is in the past)"))},
+					PostApplyPostRefresh: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()},
+				},
+			},
+			{ // without start_time a recurring job runs first when it is created
+				Config: describedJob(name+"-4", `recurrence {
+    frequency = "week"
+    schedule {
+      week_days = ["monday"]
+      hours     = [9]
+    }
+  }`),
+				ConfigPlanChecks: resource.ConfigPlanChecks{
+					PreApply: []plancheck.PlanCheck{plancheck.ExpectKnownValue(addr, words,
+						knownvalue.StringExact("once when the job is created, then at the minute it was created past the hour 09, Monday, UTC"))},
+					PostApplyPostRefresh: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()},
 				},
 			},
 		},
@@ -715,7 +756,8 @@ resource "scheduler_job" %q {
 func TestAccJob_importPlansClean(t *testing.T) {
 	coll := acctest.RandomWithPrefix("import")
 	collID := client.CollectionID{Subscription: DefaultSubscriptionID, ResourceGroup: "default", Name: coll}
-	collection := fmt.Sprintf("resource \"scheduler_job_collection\" \"test\" {\n  name = %q\n}\n", coll)
+	// force_destroy: it holds jobs made through the API that the test does not import
+	collection := fmt.Sprintf("resource \"scheduler_job_collection\" \"test\" {\n  name          = %q\n  force_destroy = true\n}\n", coll)
 	var all strings.Builder
 	all.WriteString(collection)
 	for _, f := range importForms {
@@ -850,7 +892,46 @@ resource "scheduler_job_collection" "test" {
           password = "p"
         }
       }`),
-				ExpectError: regexp.MustCompile(`Resolve the conflict reported while creating job(?s:.*)409\s+Conflict:\s+the\s+collection's\s+sku\s+\(Free\)\s+does\s+not\s+allow\s+outbound(?s:.*)use\s+a\s+Standard\s+or\s+Premium\s+collection`),
+				// at plan time: the collection is in the configuration
+				PlanOnly: true,
+				ExpectError: regexp.MustCompile(messageRE("The job does not fit its collection").String() + `\s+jc-\d+:\s+` +
+					messageRE("the collection's sku (Free) does not allow outbound authentication: use a Standard or Premium collection").String()),
+			}},
+		})
+	})
+	t.Run("a recurrence faster than the collection's quota, at plan time", func(t *testing.T) {
+		resource.Test(t, resource.TestCase{
+			ProtoV6ProviderFactories: protoV6Factories(),
+			Steps: []resource.TestStep{{
+				Config: collection("Standard", 5) + strings.Replace(job("one", ""), `frequency = "Day"`, `frequency = "Minute"
+    interval  = 15`, 1) + `
+resource "scheduler_job_collection" "hourly" {
+  name = "${scheduler_job_collection.test.name}-hourly"
+  quota = {
+    max_recurrence = { frequency = "Hour" }
+  }
+}
+
+resource "scheduler_job" "fast" {
+  job_collection_id = scheduler_job_collection.hourly.id
+  name              = "fast"
+  start_time        = "2030-01-01T00:00:00Z"
+  action {
+    type = "Http"
+    request {
+      uri    = "http://127.0.0.1:9/"
+      method = "GET"
+    }
+  }
+  recurrence {
+    frequency = "Minute"
+    interval  = 30
+  }
+}
+`,
+				PlanOnly: true,
+				ExpectError: regexp.MustCompile(messageRE("The job does not fit its collection").String() + `\s+jc-\d+-hourly:\s+` +
+					messageRE("the job recurs faster than the collection's maxRecurrence (1 Hour)").String()),
 			}},
 		})
 	})
@@ -1173,8 +1254,8 @@ resource "scheduler_job_collection" "test" {
 resource "scheduler_job" "test" {
   job_collection_id = scheduler_job_collection.test.id
   name              = "later"
-  # Unknown until the collection exists; with end_time before it, the job would be invalid.
-  start_time = scheduler_job_collection.test.id == "" ? "" : "2026-02-01T10:00:00Z"
+  # Unknown until apply (timestamp()); with end_time before it, the job would be invalid.
+  start_time = timestamp() == "" ? "" : "2026-02-01T10:00:00Z"
   action {
     type = "http"
     request {
@@ -1207,7 +1288,7 @@ resource "scheduler_job_collection" "test" {
 resource "scheduler_job" "test" {
   job_collection_id = scheduler_job_collection.test.id
   name              = "later"
-  start_time        = scheduler_job_collection.test.id == "" ? "" : "2026-02-01T10:00:00Z"
+  start_time        = timestamp() == "" ? "" : "2026-02-01T10:00:00Z" # unknown until apply
   action {
     type = "http"
     request {
@@ -1438,5 +1519,99 @@ func BenchmarkValidateJob(b *testing.B) {
 		if diags.HasError() {
 			b.Fatal(diags)
 		}
+	}
+}
+
+// planCompletedJob plans, through the provider server with the clock at now, a change of URI of
+// a Completed job whose start_time is startTime ("" for none): it returns what the plan replaces
+// and its warnings.
+func planCompletedJob(t *testing.T, now time.Time, startTime string) (replaced []string, warnings []string) {
+	t.Helper()
+	ctx := context.Background()
+	server, err := providerserver.NewProtocol6WithError(NewWithClock("test", clock.NewFake(now))())()
+	if err != nil {
+		t.Fatal(err)
+	}
+	schemas, err := server.GetProviderSchema(ctx, &tfprotov6.GetProviderSchemaRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	typ := schemas.ResourceSchemas["scheduler_job"].ValueType()
+	statusType := typ.(tftypes.Object).AttributeTypes["status"]
+	start := tftypes.NewValue(tftypes.String, nil)
+	if startTime != "" {
+		start = tfStr(startTime)
+	}
+	job := func(uri string, withComputed bool) map[string]any {
+		m := map[string]any{
+			"job_collection_id": tfStr("/subscriptions/default/resourceGroups/default/providers/Microsoft.Scheduler/jobCollections/c"),
+			"name":              tfStr("once"),
+			"start_time":        start,
+			"action":            map[string]any{"type": tfStr("Http"), "request": map[string]any{"uri": tfStr(uri), "method": tfStr("POST")}},
+		}
+		if withComputed {
+			one := tftypes.NewValue(tftypes.Number, big.NewFloat(1))
+			zero := tftypes.NewValue(tftypes.Number, big.NewFloat(0))
+			m["id"] = tfStr("/subscriptions/default/resourceGroups/default/providers/Microsoft.Scheduler/jobCollections/c/jobs/once")
+			m["state"] = tfStr("Enabled")
+			m["recurrence_description"] = tfStr("as it was")
+			m["status"] = objectOf(t, statusType, map[string]any{"state": tfStr("Completed"), "execution_count": one,
+				"failure_count": zero, "faulted_count": zero, "last_execution_time": tfStr("2026-01-01T08:00:00Z")})
+		}
+		return m
+	}
+	dv := func(v map[string]any) *tfprotov6.DynamicValue {
+		d, err := tfprotov6.NewDynamicValue(typ, objectOf(t, typ, v))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return &d
+	}
+	resp, err := server.PlanResourceChange(ctx, &tfprotov6.PlanResourceChangeRequest{
+		TypeName:         "scheduler_job",
+		PriorState:       dv(job("http://e.com/a", true)),
+		ProposedNewState: dv(job("http://e.com/b", true)),
+		Config:           dv(job("http://e.com/b", false)),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range resp.Diagnostics {
+		if d.Severity == tfprotov6.DiagnosticSeverityError {
+			t.Fatalf("plan: %s: %s", d.Summary, d.Detail)
+		}
+		warnings = append(warnings, d.Summary+" | "+d.Detail)
+	}
+	for _, p := range resp.RequiresReplace {
+		replaced = append(replaced, p.String())
+	}
+	return replaced, warnings
+}
+
+// Replacing a Completed one-shot whose start_time has passed (or that has none) runs it again at
+// once: the plan warns. One whose start_time is still ahead is replaced without a warning.
+func TestPlanWarnsWhenAReplacementRunsAgain(t *testing.T) {
+	now := time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC)
+	const detail = ", so the new job runs once, immediately, when it is created, although the old one already ran. " +
+		"To avoid the run, set start_time to a future time (or remove the job from the configuration)."
+	for _, tc := range []struct {
+		name, start string
+		warnings    []string
+	}{
+		{"start_time past", "2026-01-01T08:00:00Z", []string{"Replacing the Completed job once runs it again now | " +
+			"The job is Completed, so the API cannot update it: this plan replaces it. Its start_time is in the past" + detail}},
+		{"no start_time", "", []string{"Replacing the Completed job once runs it again now | " +
+			"The job is Completed, so the API cannot update it: this plan replaces it. It has no start_time" + detail}},
+		{"start_time ahead", "2030-01-01T08:00:00Z", nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			replaced, warnings := planCompletedJob(t, now, tc.start)
+			if want := []string{`AttributeName("action")`}; !slices.Equal(replaced, want) {
+				t.Errorf("replaced %q, want %q", replaced, want)
+			}
+			if !slices.Equal(warnings, tc.warnings) {
+				t.Errorf("warnings:\n%q\nwant:\n%q", warnings, tc.warnings)
+			}
+		})
 	}
 }

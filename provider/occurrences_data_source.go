@@ -111,6 +111,6 @@ func (d *occurrencesDataSource) Read(ctx context.Context, req datasource.ReadReq
 		return
 	}
 	m.Times = stringList(times)
-	m.Description = types.StringValue(describe(m.StartTime.ValueString(), rec, now))
+	m.Description = types.StringValue(describe(m.StartTime.ValueString(), rec, now, true))
 	resp.Diagnostics.Append(resp.State.Set(ctx, &m)...)
 }

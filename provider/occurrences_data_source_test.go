@@ -83,7 +83,7 @@ output "once" {
 				statecheck.ExpectKnownValue("data.scheduler_occurrences.last_friday", tfjsonpath.New("times"),
 					exactTimes("2026-01-30T17:00:00+01:00", "2026-02-27T17:00:00+01:00", "2026-03-27T17:00:00+01:00")),
 				statecheck.ExpectKnownValue("data.scheduler_occurrences.seed", tfjsonpath.New("recurrence_description"),
-					knownvalue.StringExact("at 14:00 every 2 days, from 2015-04-07 14:00")),
+					knownvalue.StringExact("at 14:00 every 2 days, from 2015-04-07 14:00, UTC")),
 				statecheck.ExpectKnownValue("data.scheduler_occurrences.last_friday", tfjsonpath.New("recurrence_description"),
 					knownvalue.StringExact("at 17:00 on the last Friday of every month, from 2026-01-01 17:00, Europe/Paris")),
 				statecheck.ExpectKnownOutputValue("seed", exactTimes("2015-04-09T14:00:00Z", "2015-04-11T14:00:00Z", "2015-04-13T14:00:00Z")),

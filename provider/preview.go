@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"regexp"
 	"strings"
 	"time"
 
@@ -45,18 +46,36 @@ func preview(p previewParams) ([]string, error) {
 
 // recurrenceDescriptionDoc documents the computed recurrence_description attributes.
 const recurrenceDescriptionDoc = "The schedule in words, as the daemon's engine reads it: `at 09:00 and 17:00, Monday to Friday, Europe/Berlin`, " +
-	"`at 05:15 on the last Friday of every month`, `every 15 minutes, 5 times, from 2026-12-01 08:00`. Times of day are wall clock " +
-	"in the rule's zone, named at the end unless it is UTC. Without `start_time` the parts a job takes from its creation " +
-	"(time of day, week day, day of the month) read \"it was created\", so the words do not change from one plan to the next."
+	"`at 05:15 on the last Friday of every month, UTC`, `every 15 minutes, 5 times, from 2026-12-01 08:00, UTC`. Times of day are wall clock " +
+	"in the rule's zone, named at the end (`UTC` when `start_time` has no offset and there is no `time_zone`). A job without `start_time` " +
+	"runs once when it is created, then on its rule (`once when the job is created, then ...`); the parts it takes from its creation " +
+	"(time of day, week day, day of the month) read \"it was created\", so the words do not change from one plan to the next. " +
+	"A one-shot whose `start_time` has passed is planned as `once, immediately (start_time is in the past)`."
 
-// describe is the rule of a start time and recurrence in words ("" when it is invalid).
-func describe(startTime string, rec *wire.JobRecurrence, now time.Time) string {
+// describe is the rule of a start time and recurrence in words ("" when it is invalid), saying
+// what the engine's words leave implicit: the first run of a job without start_time, and UTC when
+// no zone or offset is given. creating says the job is created now: a one-shot whose start_time
+// has passed then runs at once.
+func describe(startTime string, rec *wire.JobRecurrence, now time.Time, creating bool) string {
 	rule, err := recurrence.Compile(startTime, rec, now)
 	if err != nil {
 		return ""
 	}
-	return recurrence.Describe(rule)
+	words := recurrence.Describe(rule)
+	switch {
+	case !rule.Recurring() && rule.HasStartTime() && creating && rule.Anchor().Before(now):
+		return "once, immediately (start_time is in the past)"
+	case rule.Recurring() && !rule.HasStartTime():
+		words = "once when the job is created, then " + words
+	}
+	if rule.Location() == time.UTC && wallTimeRE.MatchString(words) {
+		words += ", UTC"
+	}
+	return words
 }
+
+// wallTimeRE matches a time of day in the words ("09:00", "past the hour 09").
+var wallTimeRE = regexp.MustCompile(`\b\d\d:\d\d\b|\bhours? \d\d\b`)
 
 // parseNow reads the optional "now" argument (RFC 3339); empty means the clock's now.
 func parseNow(s string, now func() time.Time) (time.Time, error) {

@@ -74,6 +74,8 @@ type providerData struct {
 	subscription string
 	clock        clock.Clock
 	err          *configError
+	// planned holds the collections planned in this run, for their jobs' plans (planned.go).
+	planned *plannedCollections
 }
 
 func (p *schedulerProvider) Metadata(_ context.Context, _ provider.MetadataRequest, resp *provider.MetadataResponse) {
@@ -125,7 +127,7 @@ func (p *schedulerProvider) Configure(ctx context.Context, req provider.Configur
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	data := &providerData{clock: p.clock}
+	data := &providerData{clock: p.clock, planned: newPlannedCollections()}
 	resp.DataSourceData = data
 	resp.ResourceData = data
 
