@@ -55,7 +55,7 @@ func startOn(t *testing.T, data string, flags ...string) (d *daemon, stop func()
 
 // delivery is one request a probe job made.
 type delivery struct {
-	job, region, expected, auth string
+	job, region, expected, auth, tag string
 }
 
 // deliveries records the requests of probe jobs, by the region (daemon) that made them.
@@ -72,6 +72,7 @@ func newDeliveries(t *testing.T) (*deliveries, string) {
 		d.got = append(d.got, delivery{
 			job: strings.TrimPrefix(r.URL.Path, "/"), region: r.Header.Get("x-ms-scheduler-execution-region"),
 			expected: r.Header.Get("x-ms-scheduler-expected-execution-time"), auth: r.Header.Get("Authorization"),
+			tag: r.Header.Get("x-ms-execution-tag"),
 		})
 		d.mu.Unlock()
 		select {

@@ -120,6 +120,10 @@ func (d *Driver) SchemaVersion(ctx context.Context) (int, error) {
 	return v, nil
 }
 
+// Migrations returns the driver's schema history, in order: the upgrade tests build a database as
+// an older release left it from the first of them.
+func Migrations() ([]migrate.Migration, error) { return migrate.List(migrations, "migration") }
+
 // migrate applies the migrations not applied yet, holding a session advisory lock (keyed by the
 // schema) so that replicas starting together apply each once.
 func (d *Driver) migrate(ctx context.Context) error {

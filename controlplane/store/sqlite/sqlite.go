@@ -165,6 +165,10 @@ func (d *Driver) SchemaVersion(ctx context.Context) (int, error) {
 	return v, nil
 }
 
+// Migrations returns the driver's schema history, in order: the upgrade tests build a database as
+// an older release left it from the first of them.
+func Migrations() ([]migrate.Migration, error) { return migrate.List(migrations, "migration") }
+
 func (d *Driver) migrate(ctx context.Context) error {
 	ms, err := migrate.List(migrations, "migration")
 	if err != nil {
