@@ -247,11 +247,14 @@ func TestMigrateSQLiteToPostgresAndBack(t *testing.T) {
 	// the API), and is stopped; the bulk is added through the store.
 	a, stopA := startOn(t, src)
 	a.call(http.MethodPut, probeCollection, `{"location":"local","properties":{"sku":{"name":"Standard"}}}`, http.StatusCreated)
-	start := time.Now().UTC().Add(-50 * time.Second).Format(time.RFC3339)
+	// Hourly probes whose next occurrence is 15 s away: the source, stopped within a few
+	// seconds, does not fire it; each target fires it once, late if the copies took long
+	// (--misfire-threshold 10m), and nothing more within the hour.
+	start := time.Now().UTC().Add(-time.Hour + 15*time.Second).Format(time.RFC3339)
 	const probes = 3
 	for i := range probes {
 		a.call(http.MethodPut, fmt.Sprintf("%s/jobs/probe-%d", probeCollection, i), fmt.Sprintf(`{"properties":{"startTime":%q,
-			"recurrence":{"frequency":"Minute","interval":1},
+			"recurrence":{"frequency":"Hour","interval":1},
 			"action":{"type":"Http","request":{"method":"POST","uri":"%s/probe-%d",
 			"authentication":{"type":"Basic","username":"u%d","password":"secret-%d"}}}}}`, start, recvURL, i, i, i), http.StatusCreated)
 	}
@@ -296,6 +299,10 @@ func TestMigrateSQLiteToPostgresAndBack(t *testing.T) {
 			t.Fatalf("probe-%d's password is stored as %q, want it sealed", i, j.Properties.Action.Request.Authentication.Password)
 		}
 		before[j.Key.Name] = j.Status
+		if j.Status.NextExecutionTime.After(time.Now().Add(5 * time.Minute)) {
+			t.Fatalf("probe-%d's next occurrence is %s: the source fired the one the targets should (a machine too slow for this test's 15 s)",
+				i, j.Status.NextExecutionTime)
+		}
 		hs, err := d.HistoryList(t.Context(), store.HistoryListParams{Job: j.Key})
 		if err != nil {
 			t.Fatal(err)
