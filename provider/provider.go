@@ -9,6 +9,7 @@ import (
 	"os"
 	"strconv"
 
+	"github.com/hashicorp/terraform-plugin-framework/action"
 	"github.com/hashicorp/terraform-plugin-framework/datasource"
 	"github.com/hashicorp/terraform-plugin-framework/function"
 	"github.com/hashicorp/terraform-plugin-framework/path"
@@ -37,6 +38,7 @@ const DefaultSubscriptionID = "default"
 var (
 	_ provider.Provider              = (*schedulerProvider)(nil)
 	_ provider.ProviderWithFunctions = (*schedulerProvider)(nil)
+	_ provider.ProviderWithActions   = (*schedulerProvider)(nil)
 )
 
 // schedulerProvider is the provider. clock tells "now" to the occurrence previews.
@@ -130,6 +132,7 @@ func (p *schedulerProvider) Configure(ctx context.Context, req provider.Configur
 	data := &providerData{clock: p.clock, planned: newPlannedCollections()}
 	resp.DataSourceData = data
 	resp.ResourceData = data
+	resp.ActionData = data
 
 	for _, u := range []struct {
 		v    interface{ IsUnknown() bool }
@@ -231,6 +234,11 @@ func (p *schedulerProvider) DataSources(_ context.Context) []func() datasource.D
 		newJobHistoryDataSource,
 		newOccurrencesDataSource,
 	}
+}
+
+// Actions are Terraform 1.14's actions; OpenTofu and earlier Terraform ignore them.
+func (p *schedulerProvider) Actions(_ context.Context) []func() action.Action {
+	return []func() action.Action{newJobRunAction}
 }
 
 func (p *schedulerProvider) Functions(_ context.Context) []func() function.Function {
