@@ -33,7 +33,13 @@ func (d *Driver) Dump(ctx context.Context, fn func(store.DumpReader) error) erro
 	return fn(dumpReader{tx: tx})
 }
 
-type dumpReader struct{ tx *sql.Tx }
+// dumpReader reads through the one transaction of a dump.
+type dumpReader struct {
+	tx interface {
+		QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+		QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+	}
+}
 
 func (r dumpReader) Count(ctx context.Context, t store.DumpTable) (int64, error) {
 	var n int64
