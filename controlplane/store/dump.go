@@ -123,6 +123,8 @@ type Dumper interface {
 	Schema(ctx context.Context) (map[string][]string, error)
 	// Load inserts rows of a table, keeping their values (ids included), in one transaction.
 	Load(ctx context.Context, table DumpTable, rows []DumpRow) error
+	// LoadBatch is how many rows a Load call takes best.
+	LoadBatch() int
 	// LoadDone ends a load: identity counters continue after the ids loaded.
 	LoadDone(ctx context.Context) error
 }

@@ -169,5 +169,8 @@ func (d *Driver) Load(ctx context.Context, t store.DumpTable, rows []store.DumpR
 	return nil
 }
 
+// LoadBatch: 5,000 rows per write transaction (SQLite's cost is per transaction).
+func (d *Driver) LoadBatch() int { return 5000 }
+
 // LoadDone has nothing to do: AUTOINCREMENT counted the ids inserted.
 func (d *Driver) LoadDone(context.Context) error { return nil }

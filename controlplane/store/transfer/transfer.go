@@ -31,9 +31,6 @@ var ErrNotEmpty = errors.New("the target is not empty")
 // ErrMismatch is returned when the target's counts or checksums differ from the source's.
 var ErrMismatch = errors.New("the copy differs from the source")
 
-// defaultBatch is how many rows each load transaction inserts.
-const defaultBatch = 5000
-
 // Options tune a copy.
 type Options struct {
 	// Online copies a source a daemon is running on (as of the snapshot: what it writes later is
@@ -42,7 +39,7 @@ type Options struct {
 	// Progress receives a line per table and, on long tables, one every ProgressEvery.
 	Progress      io.Writer
 	ProgressEvery time.Duration // 0: 2s
-	Batch         int           // rows per load transaction; 0: 5,000
+	Batch         int           // rows per load transaction; 0: the target's LoadBatch
 	// Now is the clock progress lines are timed by (nil: time.Now).
 	Now func() time.Time
 }
@@ -75,7 +72,7 @@ func (s Sum) Equal(o Sum) (bool, string) {
 // rows (counts and checksums), and returns the source's figures.
 func Copy(ctx context.Context, from, to store.Dumper, opts Options) (Sum, error) {
 	if opts.Batch <= 0 {
-		opts.Batch = defaultBatch
+		opts.Batch = to.LoadBatch()
 	}
 	if opts.ProgressEvery <= 0 {
 		opts.ProgressEvery = 2 * time.Second
