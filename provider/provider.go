@@ -12,6 +12,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/action"
 	"github.com/hashicorp/terraform-plugin-framework/datasource"
 	"github.com/hashicorp/terraform-plugin-framework/function"
+	"github.com/hashicorp/terraform-plugin-framework/list"
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/provider"
 	"github.com/hashicorp/terraform-plugin-framework/provider/schema"
@@ -36,9 +37,10 @@ const (
 const DefaultSubscriptionID = "default"
 
 var (
-	_ provider.Provider              = (*schedulerProvider)(nil)
-	_ provider.ProviderWithFunctions = (*schedulerProvider)(nil)
-	_ provider.ProviderWithActions   = (*schedulerProvider)(nil)
+	_ provider.Provider                  = (*schedulerProvider)(nil)
+	_ provider.ProviderWithFunctions     = (*schedulerProvider)(nil)
+	_ provider.ProviderWithActions       = (*schedulerProvider)(nil)
+	_ provider.ProviderWithListResources = (*schedulerProvider)(nil)
 )
 
 // schedulerProvider is the provider. clock tells "now" to the occurrence previews.
@@ -133,6 +135,7 @@ func (p *schedulerProvider) Configure(ctx context.Context, req provider.Configur
 	resp.DataSourceData = data
 	resp.ResourceData = data
 	resp.ActionData = data
+	resp.ListResourceData = data
 
 	for _, u := range []struct {
 		v    interface{ IsUnknown() bool }
@@ -239,6 +242,11 @@ func (p *schedulerProvider) DataSources(_ context.Context) []func() datasource.D
 // Actions are Terraform 1.14's actions; OpenTofu and earlier Terraform ignore them.
 func (p *schedulerProvider) Actions(_ context.Context) []func() action.Action {
 	return []func() action.Action{newJobRunAction}
+}
+
+// ListResources are Terraform 1.14's list resources (terraform query); OpenTofu ignores them.
+func (p *schedulerProvider) ListResources(_ context.Context) []func() list.ListResource {
+	return []func() list.ListResource{newJobListResource}
 }
 
 func (p *schedulerProvider) Functions(_ context.Context) []func() function.Function {
