@@ -366,6 +366,8 @@ func (r *jobCollectionResource) Read(ctx context.Context, req resource.ReadReque
 	if client.IsNotFound(err) {
 		tflog.Info(ctx, "job collection deleted outside Terraform: removed from state", map[string]any{"id": id.String()})
 		resp.State.RemoveResource(ctx) // deleted outside Terraform: plan its creation
+		// The framework wants an identity even then (a CLI without identities sends none).
+		setIdentity(ctx, resp.Identity, collectionIdentity(id), &resp.Diagnostics)
 		return
 	}
 	if err != nil {

@@ -323,6 +323,8 @@ func (r *jobResource) Read(ctx context.Context, req resource.ReadRequest, resp *
 	if client.IsNotFound(err) {
 		tflog.Info(ctx, "job deleted outside Terraform: removed from state", map[string]any{"id": id.String()})
 		resp.State.RemoveResource(ctx) // deleted outside Terraform (or with its collection): plan its creation
+		// The framework wants an identity even then (a CLI without identities sends none).
+		setIdentity(ctx, resp.Identity, jobIdentity(id), &resp.Diagnostics)
 		return
 	}
 	if err != nil {
