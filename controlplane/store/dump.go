@@ -1,6 +1,10 @@
 package store
 
-import "context"
+import (
+	"context"
+	"fmt"
+	"time"
+)
 
 // A store is moved to another driver (schedulerd migrate) and backed up table by table, each
 // row in a form both drivers read and write: the columns of DumpTables, each value an int64, a
@@ -100,6 +104,31 @@ func DumpTables() []DumpTable {
 
 // DumpRow is one row: a value per column of its table, in the table's order.
 type DumpRow []any
+
+// Check returns an error naming the first column of t whose value in r is not of its kind (or
+// a row of the wrong length): what reads or loads rows checks them once, then converts them.
+func (r DumpRow) Check(t DumpTable) error {
+	if len(r) != len(t.Columns) {
+		return fmt.Errorf("%s: a row of %d values for %d columns", t.Name, len(r), len(t.Columns))
+	}
+	for i, c := range t.Columns {
+		var ok bool
+		switch c.Kind {
+		case KindInt:
+			_, ok = r[i].(int64)
+		case KindText:
+			_, ok = r[i].(string)
+		case KindBool:
+			_, ok = r[i].(bool)
+		case KindTime:
+			_, ok = r[i].(time.Time)
+		}
+		if !ok {
+			return fmt.Errorf("%s.%s: a value of type %T", t.Name, c.Name, r[i])
+		}
+	}
+	return nil
+}
 
 // DumpReader reads a store as of one instant: every call sees the same committed state.
 type DumpReader interface {

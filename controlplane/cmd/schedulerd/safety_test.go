@@ -63,8 +63,8 @@ func TestParseServeRefusesWeakTokens(t *testing.T) {
 }
 
 // serveLogs runs the daemon in-process with args until its "listening" line is logged, and
-// returns what it logged up to then and the daemon (stopped with the test).
-func serveLogs(t *testing.T, data string, args ...string) (string, *testlog.Buffer) {
+// returns what it logged up to then (the daemon stops with the test).
+func serveLogs(t *testing.T, data string, args ...string) string {
 	t.Helper()
 	ctx, cancel := context.WithCancel(t.Context())
 	logs := &testlog.Buffer{}
@@ -88,7 +88,7 @@ func serveLogs(t *testing.T, data string, args ...string) (string, *testlog.Buff
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	return logs.String(), logs
+	return logs.String()
 }
 
 // TestServeWarnsOfPlainHTTPOffLoopback: plain HTTP on an address other hosts reach is served
@@ -96,11 +96,11 @@ func serveLogs(t *testing.T, data string, args ...string) (string, *testlog.Buff
 func TestServeWarnsOfPlainHTTPOffLoopback(t *testing.T) {
 	const warning = `"level":"WARN","msg":"serving plain HTTP on an address other hosts can reach: bearer tokens and job secrets cross the network in clear; ` +
 		`serve TLS (--tls-cert, --tls-key) or listen on loopback behind a TLS proxy","address":"[::]:`
-	logs, _ := serveLogs(t, filepath.Join(t.TempDir(), "data"), "--listen", "0.0.0.0:0")
+	logs := serveLogs(t, filepath.Join(t.TempDir(), "data"), "--listen", "0.0.0.0:0")
 	if !strings.Contains(logs, warning) {
 		t.Errorf("on 0.0.0.0: no warning in\n%s", logs)
 	}
-	logs, _ = serveLogs(t, filepath.Join(t.TempDir(), "data"), "--listen", "127.0.0.1:0")
+	logs = serveLogs(t, filepath.Join(t.TempDir(), "data"), "--listen", "127.0.0.1:0")
 	if strings.Contains(logs, "serving plain HTTP") {
 		t.Errorf("on loopback: warned\n%s", logs)
 	}

@@ -144,10 +144,14 @@ func (d *Driver) Load(ctx context.Context, t store.DumpTable, rows []store.DumpR
 	}
 	values := make([][]any, len(rows))
 	for r, row := range rows {
+		if err := row.Check(t); err != nil {
+			return fmt.Errorf("load: %w", err)
+		}
 		v := make([]any, len(row))
 		for i, c := range t.Columns {
 			if c.Kind == store.KindTime {
-				v[i] = ts(row[i].(time.Time))
+				tm, _ := row[i].(time.Time)
+				v[i] = ts(tm)
 			} else {
 				v[i] = row[i]
 			}

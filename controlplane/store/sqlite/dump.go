@@ -147,12 +147,17 @@ func (d *Driver) Load(ctx context.Context, t store.DumpTable, rows []store.DumpR
 		defer func() { _ = st.Close() }()
 		args := make([]any, len(t.Columns))
 		for _, row := range rows {
+			if err := row.Check(t); err != nil {
+				return err
+			}
 			for i, c := range t.Columns {
 				switch c.Kind {
 				case store.KindBool:
-					args[i] = boolInt(row[i].(bool))
+					b, _ := row[i].(bool)
+					args[i] = boolInt(b)
 				case store.KindTime:
-					args[i] = nanos(row[i].(time.Time))
+					tm, _ := row[i].(time.Time)
+					args[i] = nanos(tm)
 				default:
 					args[i] = row[i]
 				}

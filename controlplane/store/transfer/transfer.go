@@ -166,6 +166,9 @@ func copyTable(ctx context.Context, r store.DumpReader, to store.Dumper, t store
 		return nil
 	}
 	err = r.Rows(ctx, t, func(row store.DumpRow) error {
+		if err := row.Check(t); err != nil {
+			return err
+		}
 		writeRow(h, t, row)
 		batch = append(batch, row)
 		if len(batch) == opts.Batch {
@@ -194,6 +197,9 @@ func Checksum(ctx context.Context, d store.Dumper) (Sum, error) {
 			h := sha256.New()
 			var n int64
 			if err := r.Rows(ctx, t, func(row store.DumpRow) error {
+				if err := row.Check(t); err != nil {
+					return err
+				}
 				writeRow(h, t, row)
 				n++
 				return nil
@@ -208,25 +214,26 @@ func Checksum(ctx context.Context, d store.Dumper) (Sum, error) {
 }
 
 // writeRow feeds one row's canonical form to h: per value a type byte, then the value (ints
-// and times as 8 bytes big-endian, times in Unix microseconds, texts length-prefixed).
+// and times as 8 bytes big-endian, times in Unix microseconds, texts length-prefixed). The row
+// has been checked (DumpRow.Check).
 func writeRow(h hash.Hash, t store.DumpTable, row store.DumpRow) {
 	var b [9]byte
 	for i, c := range t.Columns {
 		switch c.Kind {
 		case store.KindText:
-			s := row[i].(string)
+			s, _ := row[i].(string)
 			b[0] = 's'
 			binary.BigEndian.PutUint64(b[1:], uint64(len(s)))
 			h.Write(b[:])
-			io.WriteString(h, s)
+			_, _ = io.WriteString(h, s) // a hash's Write never fails
 		case store.KindBool:
 			b[0], b[1] = 'b', 0
-			if row[i].(bool) {
+			if v, _ := row[i].(bool); v {
 				b[1] = 1
 			}
 			h.Write(b[:2])
 		case store.KindTime:
-			tm := row[i].(time.Time)
+			tm, _ := row[i].(time.Time)
 			if tm.IsZero() {
 				h.Write([]byte{'n'})
 				continue
@@ -235,8 +242,9 @@ func writeRow(h hash.Hash, t store.DumpTable, row store.DumpRow) {
 			binary.BigEndian.PutUint64(b[1:], uint64(tm.UnixMicro()))
 			h.Write(b[:])
 		default:
+			v, _ := row[i].(int64)
 			b[0] = 'i'
-			binary.BigEndian.PutUint64(b[1:], uint64(row[i].(int64)))
+			binary.BigEndian.PutUint64(b[1:], uint64(v))
 			h.Write(b[:])
 		}
 	}

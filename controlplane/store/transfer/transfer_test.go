@@ -158,3 +158,30 @@ func TestCopyIsOneSnapshot(t *testing.T) {
 		})
 	}
 }
+
+// TestDumpRowCheck: a row with a value of the wrong type, or the wrong number of values, is
+// refused naming the column, by Check and by each driver's Load.
+func TestDumpRowCheck(t *testing.T) {
+	meta := store.DumpTables()[4]
+	if meta.Name != "meta" {
+		t.Fatalf("table 4 is %s", meta.Name)
+	}
+	if err := (store.DumpRow{"name", "value"}).Check(meta); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		row  store.DumpRow
+		want string
+	}{
+		{store.DumpRow{"name", int64(1)}, "meta.value: a value of type int64"},
+		{store.DumpRow{"name"}, "meta: a row of 1 values for 2 columns"},
+	} {
+		if err := tc.row.Check(meta); err == nil || err.Error() != tc.want {
+			t.Errorf("%v: %v, want %s", tc.row, err, tc.want)
+		}
+		d := openSQLite(t, "check.db")
+		if err := d.Load(t.Context(), meta, []store.DumpRow{tc.row}); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("sqlite load %v: %v", tc.row, err)
+		}
+	}
+}
