@@ -81,6 +81,12 @@ func runUntil(b *testing.B, cfg dispatch.Config, done <-chan struct{}) {
 	if err != nil {
 		b.Fatal(err)
 	}
+	runActorUntil(b, d, done)
+}
+
+// runActorUntil runs d until done.
+func runActorUntil(b *testing.B, d interface{ Run(context.Context) error }, done <-chan struct{}) {
+	b.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	ran := make(chan error, 1)
 	go func() { ran <- d.Run(ctx) }()
@@ -261,7 +267,7 @@ func (c *claimClock) ExecutionClaimMany(ctx context.Context, p store.ExecutionCl
 	return res, err
 }
 
-// BenchmarkClaimLoop measures the leader's claim loop alone: a scheduler (dispatch.RoleScheduler,
+// BenchmarkClaimLoop measures the leader's claim loop alone: a scheduler (dispatch.NewScheduler,
 // its claims fenced by its term, as the leader of replicas makes them; it runs no attempt) claims
 // 20,000 occurrences due at one instant, ahead of it (Lookahead) as it claims every burst, from
 // its first claim batch to its last. Run it on either driver (SCHEDULER_TEST_STORE) to compare
@@ -281,10 +287,13 @@ func BenchmarkClaimLoop(b *testing.B) {
 		c := &claimClock{Driver: st, want: jobs, done: make(chan struct{})}
 		// The clock reaches due less Lookahead a second after Run starts.
 		offset := time.Until(due) - dispatch.DefaultLookahead - time.Second
-		cfg := dispatch.Config{Store: c, Secrets: box, Role: dispatch.RoleScheduler, Term: l.Term, MisfireThreshold: time.Hour,
-			Clock: offsetClock{offset: offset}}
+		s, err := dispatch.NewScheduler(dispatch.Config{Store: c, Secrets: box, Term: l.Term, MisfireThreshold: time.Hour,
+			Clock: offsetClock{offset: offset}})
+		if err != nil {
+			b.Fatal(err)
+		}
 		b.StartTimer()
-		runUntil(b, cfg, c.done)
+		runActorUntil(b, s, c.done)
 		b.StopTimer()
 		if got := c.claimed.Load(); got != jobs { // Run has returned: every commit is in
 			b.Fatalf("%d occurrences claimed of %d one-shot jobs", got, jobs)

@@ -2,7 +2,6 @@ package dispatch
 
 import (
 	"context"
-	"math"
 	"time"
 
 	"github.com/google/uuid"
@@ -30,13 +29,13 @@ type capacity struct {
 // batches; BenchmarkFires lost a fifth of its fires/s). The queue still holds a batch beyond the workers, so
 // they do not wait for the refill.
 func (l *loop) capacity() *capacity {
-	cfg := l.d.cfg
-	if cfg.Role == RoleScheduler {
+	cfg := l.s.cfg
+	if !l.s.to.room() {
 		// The executors size what they take to their workers; the leader claims what falls due
 		// (a target's claims in the writer bounded as below).
-		return &capacity{l: l, free: math.MaxInt32}
+		return &capacity{l: l, free: capacityUnbounded}
 	}
-	free := cfg.Workers + cfg.BatchSize - l.d.tasks.workerLoad() - l.claimingDueAll
+	free := cfg.Workers + cfg.BatchSize - l.s.to.workerLoad() - l.claimingDueAll
 	if l.parkedN > 0 && free < l.refill() {
 		free = 0
 	}
@@ -44,7 +43,7 @@ func (l *loop) capacity() *capacity {
 }
 
 // refill is the capacity a backlog waits for before more of it is claimed.
-func (l *loop) refill() int { return max(1, l.d.cfg.BatchSize/2) }
+func (l *loop) refill() int { return max(1, l.s.cfg.BatchSize/2) }
 
 // admit says whether e's occurrence may be claimed now, and takes its capacity.
 func (c *capacity) admit(e *entry, now time.Time) bool {
@@ -56,8 +55,8 @@ func (c *capacity) admit(e *entry, now time.Time) bool {
 	}
 	tf, ok := c.targets[e.target]
 	if !ok {
-		cfg := c.l.d.cfg
-		tf = cfg.TargetConcurrency + cfg.BatchSize - c.l.d.tasks.laneLoad(e.target) - c.l.claimingDue[e.target]
+		cfg := c.l.s.cfg
+		tf = cfg.TargetConcurrency + cfg.BatchSize - c.l.s.to.laneLoad(e.target) - c.l.claimingDue[e.target]
 		if len(c.l.parked[e.target]) > 0 && tf < c.l.refill() {
 			tf = 0 // a backlog of this target waits for a refill
 		}
@@ -76,7 +75,7 @@ func (c *capacity) admit(e *entry, now time.Time) bool {
 
 // park keeps a due entry that cannot be claimed yet.
 func (l *loop) park(e *entry) {
-	l.d.TestSignals.Parked.Signal(Parked{JobID: e.id, Due: e.next})
+	l.s.signals.Parked.Signal(Parked{JobID: e.id, Due: e.next})
 	e.parked = true
 	l.parked[e.target] = append(l.parked[e.target], e)
 	l.parkedN++
@@ -113,22 +112,21 @@ func (l *loop) unpark(now time.Time, room *capacity, claims []*claimOp) []*claim
 
 // claim builds the claim of e's due occurrence, coalescing misfired ones.
 func (l *loop) claim(e *entry, now time.Time) *claimOp {
-	c := jobstate.Claim(e.rule, e.next, e.execCount, now, l.d.cfg.MisfireThreshold)
+	c := jobstate.Claim(e.rule, e.next, e.execCount, now, l.s.cfg.MisfireThreshold)
 	scheduled, missed, next := c.Scheduled, c.Missed, c.Next
 	e.claiming = true
 	// The attempt's definition, decoded once here. The leader's scheduler runs no attempt (an
 	// executor takes the execution and loads its job): it keeps the job's collection, which its
 	// cancellations need, and decodes nothing in a burst of claims.
 	var job *store.Job
-	if l.d.cfg.Role == RoleScheduler {
-		job = &store.Job{ID: e.id, CollectionID: e.collectionID, Version: e.version}
-	} else {
+	if l.s.to.decodes() {
 		job = l.job(e)
+	} else {
+		job = &store.Job{ID: e.id, CollectionID: e.collectionID, Version: e.version}
 	}
 	return &claimOp{
 		entry:  e,
 		job:    job,
-		def:    e.def,
 		target: e.target,
 		due:    !scheduled.After(now),
 		claim: store.ExecutionClaim{
@@ -142,9 +140,9 @@ func (l *loop) claim(e *entry, now time.Time) *claimOp {
 	}
 }
 
-func (l *loop) claimed(ctx context.Context, ev event) {
+func (l *loop) claimed(ctx context.Context, ev claimsCommitted) {
 	for i, c := range ev.claims {
-		l.d.pendingClaims.Add(-1)
+		l.s.pendingClaims.Add(-1)
 		if c.due {
 			if l.claimingDue[c.target]--; l.claimingDue[c.target] <= 0 {
 				delete(l.claimingDue, c.target)
@@ -153,14 +151,14 @@ func (l *loop) claimed(ctx context.Context, ev event) {
 		}
 		e := c.entry
 		e.claiming = false
-		if ev.claimErr != nil {
+		if ev.err != nil {
 			// Nothing was committed: try again a little later.
 			if l.entries[e.id] == e {
-				e.item = l.push(l.d.clock.Now().Add(time.Second), e, nil)
+				e.item = l.push(l.s.clock.Now().Add(time.Second), e)
 			}
 			continue
 		}
-		res := ev.claimResults[i]
+		res := ev.results[i]
 		if res.Err != nil {
 			// The job changed under us (an API write, a manual run) or is gone: reload it.
 			if l.entries[e.id] == e {
@@ -173,17 +171,13 @@ func (l *loop) claimed(ctx context.Context, ev event) {
 		case l.entries[e.id] != e:
 			// Dropped while the claim was being committed (deleted, or it cannot fire any more):
 			// the change wins.
-			l.cancel(ctx, x)
+			l.s.cancel(ctx, x)
 			continue
-		case x.DueAt.After(l.d.clock.Now()):
+		case x.DueAt.After(l.s.clock.Now()):
 			// Claimed ahead: the attempt starts when due, unless a change cancels it first.
-			it := l.pushExec(x, c.job, c.def, c.target)
-			it.ahead = true
-			l.ahead[x.JobID] = append(l.ahead[x.JobID], it)
+			l.s.to.hold(x, c.job, c.target, e.aheadStarted)
 		default:
-			if l.d.cfg.Role != RoleScheduler { // else an executor takes it
-				l.d.tasks.push(task{exec: *x, job: c.job, target: c.target})
-			}
+			l.s.to.run(x, c.job, c.target) // the leader's: an executor takes it
 			e.started = max(e.started, x.Scheduled.UnixNano())
 		}
 		e.version, e.execCount, e.next = res.Version, x.RepeatCount, c.claim.NextExecutionTime
@@ -201,7 +195,7 @@ func (l *loop) claimed(ctx context.Context, ev event) {
 		case e.next.IsZero():
 			l.drop(e.id) // nothing left: it completes when its execution ends
 		default:
-			e.item = l.push(e.next.Add(-l.d.cfg.Lookahead), e, nil)
+			e.item = l.push(e.next.Add(-l.s.cfg.Lookahead), e)
 		}
 	}
 }

@@ -307,7 +307,7 @@ func TestAManualRunInFlightOnOneReplicaIsRefusedOnAnother(t *testing.T) {
 	t.Cleanup(tg.Close)
 	defer close(hang) // before tg.Close (a cleanup): the hanging request returns
 	executor := func(owner string) func(*dispatch.Config) {
-		return func(c *dispatch.Config) { c.Role, c.Owner = dispatch.RoleExecutor, owner }
+		return func(c *dispatch.Config) { c.Owner = owner }
 	}
 	a := newEnv(t, t0, executor("a"))
 	props := everyMinute(t0.Add(time.Hour))
@@ -319,7 +319,7 @@ func TestAManualRunInFlightOnOneReplicaIsRefusedOnAnother(t *testing.T) {
 	b.cfg.OnRecord = func(r store.AttemptRecord, _ store.AttemptRecordResult) { b.records <- r }
 	b.start()
 
-	if err := a.disp.RunNow(t.Context(), j.ID); err != nil {
+	if err := a.exec.RunNow(t.Context(), j.ID); err != nil {
 		t.Fatal(err)
 	}
 	var tag string
@@ -328,7 +328,7 @@ func TestAManualRunInFlightOnOneReplicaIsRefusedOnAnother(t *testing.T) {
 	case <-time.After(wait):
 		t.Fatal("the manual run did not reach its target")
 	}
-	err := b.disp.RunNow(t.Context(), j.ID)
+	err := b.exec.RunNow(t.Context(), j.ID)
 	var inFlight interface{ InFlightTag() string }
 	if !errors.As(err, &inFlight) || inFlight.InFlightTag() != tag {
 		t.Fatalf("manual run on replica b while a's (%s) is in flight: %v, want refused naming it", tag, err)

@@ -101,7 +101,7 @@ func (tg *target) noHit(t *testing.T) {
 	t.Helper()
 	select {
 	case h := <-tg.hits:
-		t.Fatalf("unexpected request %s %s", h.Method, h.Path)
+		t.Fatalf("unexpected request %s %s (expected %s, tag %s)", h.Method, h.Path, h.Header.Get("x-ms-scheduler-expected-execution-time"), h.Header.Get("x-ms-execution-tag"))
 	default:
 	}
 }
@@ -112,7 +112,8 @@ type env struct {
 	store   store.Driver
 	box     *secret.Box
 	clock   *clock.Fake
-	disp    *dispatch.Dispatcher
+	disp    *dispatch.Dispatcher // a single process's (cfg.Owner empty)
+	exec    *dispatch.Executor   // a replica's executor (cfg.Owner set)
 	reg     *prometheus.Registry
 	records chan store.AttemptRecord
 	cancel  context.CancelFunc
@@ -155,12 +156,25 @@ func (e *env) start() {
 	e.t.Helper()
 	e.reg = prometheus.NewRegistry()
 	e.cfg.Registerer = e.reg
-	d, err := dispatch.New(e.cfg)
-	if err != nil {
-		e.t.Fatal(err)
+	var d interface {
+		Run(context.Context) error
+		Ready() bool
 	}
-	d.TestSignals.Init()
-	e.disp = d
+	if e.cfg.Owner != "" {
+		x, err := dispatch.NewExecutor(e.cfg)
+		if err != nil {
+			e.t.Fatal(err)
+		}
+		x.TestSignals.Init()
+		e.exec, d = x, x
+	} else {
+		x, err := dispatch.New(e.cfg)
+		if err != nil {
+			e.t.Fatal(err)
+		}
+		x.TestSignals.Init()
+		e.disp, d = x, x
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	e.cancel, e.done = cancel, make(chan error, 1)
 	go func() { e.done <- d.Run(ctx) }()

@@ -4,6 +4,7 @@ import (
 	"container/heap"
 	"context"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/store"
@@ -13,58 +14,138 @@ import (
 // maxPop bounds the items taken off the heap per loop turn, so events are not starved.
 const maxPop = 4096
 
-type eventKind int
-
-const (
-	evJobChanged eventKind = iota
-	evCollectionChanged
-	evManualClaimed // a manual run claimed the job: take its new Version if nothing else changed
-	evClaimed       // the writer committed a batch of claims
-	evRecorded      // the writer committed a batch of records
-	evReschedule    // a worker could not start an attempt: run it at exec.DueAt
-	evTaken         // the executor took executions
-	evLost          // the executor lost executions (rescued after its lease ran out)
-)
-
-type event struct {
-	kind          eventKind
-	id            int64
-	prev, version int64
-	count         int
-	claims        []*claimOp
-	claimResults  []store.ExecutionClaimResult
-	claimErr      error
-	records       []*recordOp
-	recordResults []store.AttemptRecordResult
-	exec          *store.Execution
-	taken         []store.TakenExecution
-	ids           []int64
-}
-
-// inbox is how other goroutines talk to the loop: a slice under a mutex (posting never blocks)
-// and a one-slot wake-up channel.
-type inbox struct {
+// inbox is how other goroutines talk to an actor's loop: its events (E, one type per actor)
+// in a slice under a mutex (posting never blocks) and a one-slot wake-up channel.
+type inbox[E any] struct {
 	mu     sync.Mutex
-	events []event
+	events []E
 	wake   chan struct{}
 }
 
-func (in *inbox) post(e event) {
+func (in *inbox[E]) post(e E) {
 	in.mu.Lock()
 	in.events = append(in.events, e)
 	in.mu.Unlock()
+	in.poke()
+}
+
+// poke wakes the loop without an event.
+func (in *inbox[E]) poke() {
 	select {
 	case in.wake <- struct{}{}:
 	default:
 	}
 }
 
-func (in *inbox) take() []event {
+func (in *inbox[E]) take() []E {
 	in.mu.Lock()
 	defer in.mu.Unlock()
 	evs := in.events
 	in.events = nil
 	return evs
+}
+
+// pending reports whether events wait to be taken.
+func (in *inbox[E]) pending() bool {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	return len(in.events) > 0
+}
+
+// schedulerEvent is an event of the scheduler's loop, applied by its goroutine.
+type schedulerEvent interface {
+	schedule(ctx context.Context, l *loop)
+}
+
+// executorEvent is an event of the executor's loop, applied by its goroutine.
+type executorEvent interface {
+	execute(ctx context.Context, ex *Executor)
+}
+
+// jobChanged: a job was created, updated or deleted.
+type jobChanged struct{ id int64 }
+
+// collectionChanged: a collection's state changed or it was deleted.
+type collectionChanged struct{ id int64 }
+
+// manualClaimed: a manual run claimed a job, which took a new version and count.
+type manualClaimed struct {
+	jobID, prev, version int64
+	count                int
+}
+
+// claimsCommitted: the writer committed (or failed to commit: err) a batch of claims.
+type claimsCommitted struct {
+	claims  []*claimOp
+	results []store.ExecutionClaimResult
+	err     error
+}
+
+// recordsCommitted: the writer committed a batch of records.
+type recordsCommitted struct {
+	records []*recordOp
+	results []store.AttemptRecordResult
+}
+
+// rescheduled: a worker could not start an attempt: it runs at exec.DueAt.
+type rescheduled struct{ exec *store.Execution }
+
+// executionsTaken: a replica's executor took executions.
+type executionsTaken struct{ executions []store.TakenExecution }
+
+// executionsLost: a replica's executor lost executions (rescued after their lease ran out).
+type executionsLost struct{ ids []int64 }
+
+func (ev jobChanged) schedule(ctx context.Context, l *loop) {
+	l.cancelAhead(ctx, ev.id)
+	if e := l.entries[ev.id]; e != nil && e.claiming {
+		e.changed = true // its claim, when answered, is cancelled
+	}
+	l.reload(ctx, ev.id)
+}
+
+func (ev collectionChanged) schedule(ctx context.Context, l *loop) { l.reloadCollection(ctx, ev.id) }
+
+func (ev manualClaimed) schedule(_ context.Context, l *loop) {
+	if e := l.entries[ev.jobID]; e != nil && e.version == ev.prev {
+		e.version, e.execCount = ev.version, ev.count
+	}
+}
+
+func (ev claimsCommitted) schedule(ctx context.Context, l *loop) { l.claimed(ctx, ev) }
+
+func (ev recordsCommitted) schedule(_ context.Context, l *loop) { l.recorded(ev) }
+
+func (ev jobChanged) execute(ctx context.Context, ex *Executor) { ex.cancelAhead(ctx, ev.id) }
+
+func (ev collectionChanged) execute(ctx context.Context, ex *Executor) {
+	ex.cancelAheadOfCollection(ctx, ev.id)
+}
+
+func (ev recordsCommitted) execute(_ context.Context, ex *Executor) { ex.recorded(ev) }
+
+func (ev rescheduled) execute(_ context.Context, ex *Executor) {
+	ex.held.push(ev.exec, nil, "", false, false, nil)
+}
+
+func (ev executionsTaken) execute(_ context.Context, ex *Executor) {
+	ex.taken(ev)
+	if ex.TestSignals.Taken.Enabled() {
+		ids := make([]int64, len(ev.executions))
+		for i, t := range ev.executions {
+			ids[i] = t.Execution.ID
+		}
+		ex.TestSignals.Taken.Signal(ids)
+	}
+}
+
+func (ev executionsLost) execute(_ context.Context, ex *Executor) {
+	for _, it := range ex.held.lose(ev.ids) {
+		if it.taken {
+			ex.waiting.Add(-1)
+		}
+	}
+	ex.TestSignals.Lost.Signal(ev.ids)
 }
 
 // entry is one schedulable job in the loop. The loop holds every schedulable job, so an entry
@@ -87,24 +168,20 @@ type entry struct {
 	dirty        bool   // changed while claiming: reload when the claim is answered
 	parked       bool   // due, waiting in loop.parked for capacity
 	changed      bool   // the job changed while claiming: cancel the claim when answered
-	// started is the scheduled time (Unix ns) of the latest occurrence handed to the workers:
-	// a change that comes too late to cancel it must not schedule it again.
-	started int64
+	// started is the scheduled time (Unix ns) of the latest occurrence handed over due, and
+	// aheadStarted that of the latest claimed ahead that started (set by the runner; shared by
+	// the entries that replace this one): a change that comes too late to cancel it must not
+	// schedule it again.
+	started      int64
+	aheadStarted *atomic.Int64
 }
 
-// item is a heap element: when to claim a job's next occurrence (Lookahead before it is due) or
-// when an execution's next attempt is due.
+// item is a heap element: when to claim a job's next occurrence (Lookahead before it is due).
 type item struct {
-	at     time.Time
-	seq    uint64
-	entry  *entry
-	exec   *store.Execution
-	job    *store.Job // the exec's job as last known (nil: the worker loads it)
-	def    string     // the entry definition job was decoded from ("": not from one)
-	target string     // the exec's target ("": from job)
-	ahead  bool       // an occurrence claimed ahead, in loop.ahead: not started
-	taken  bool       // taken by the executor and not started (counted in Dispatcher.waiting)
-	index  int
+	at    time.Time
+	seq   uint64
+	entry *entry
+	index int
 }
 
 type timeHeap []*item
@@ -138,14 +215,13 @@ func (h *timeHeap) Pop() any {
 	return it
 }
 
-// loop owns the schedule; only its goroutine touches these fields.
+// loop owns the schedule; only the scheduler's goroutine touches these fields.
 type loop struct {
-	d       *Dispatcher
+	s       *Scheduler
 	entries map[int64]*entry
 	rules   ruleCache
 	heap    timeHeap
 	seq     uint64
-	resumed int
 	// targets interns the entries' targets, counting the entries that use each.
 	targets map[string]*sharedTarget
 	// parked holds, by target, due entries not claimed for want of capacity (in due order;
@@ -156,67 +232,37 @@ type loop struct {
 	// all (claimingDueAll): capacity they will take.
 	claimingDue    map[string]int
 	claimingDueAll int
-	// ahead holds, by job, the heap items of occurrences claimed (or, by an executor, taken)
-	// ahead: not started, so that a change of the job cancels them.
-	ahead map[int64][]*item
-	// held holds, by execution, an executor's heap items (taken or waiting for a retry).
-	held map[int64]*item
 	// fetched holds, while a turn's events are handled, the changed jobs prefetched for them
 	// (nil: not found).
 	fetched map[int64]*store.Job
 }
 
-func newLoop(d *Dispatcher) *loop {
-	return &loop{d: d, entries: map[int64]*entry{}, rules: ruleCache{}, targets: map[string]*sharedTarget{},
-		parked: map[string][]*entry{}, claimingDue: map[string]int{}, ahead: map[int64][]*item{},
-		held: map[int64]*item{}}
+func newLoop(s *Scheduler) *loop {
+	return &loop{s: s, entries: map[int64]*entry{}, rules: ruleCache{}, targets: map[string]*sharedTarget{},
+		parked: map[string][]*entry{}, claimingDue: map[string]int{}}
 }
 
-func (l *loop) push(at time.Time, e *entry, x *store.Execution) *item {
+func (l *loop) push(at time.Time, e *entry) *item {
 	l.seq++
-	it := &item{at: at, seq: l.seq, entry: e, exec: x}
+	it := &item{at: at, seq: l.seq, entry: e}
 	heap.Push(&l.heap, it)
 	return it
 }
 
-// pushExec schedules an execution's next attempt; job is its job as known (nil: unknown),
-// decoded from the entry definition def ("": not from one), target its attempt's target.
-func (l *loop) pushExec(x *store.Execution, job *store.Job, def, target string) *item {
-	it := l.push(x.DueAt, nil, x)
-	it.job, it.def, it.target = job, def, target
-	if l.d.cfg.Role == RoleExecutor {
-		l.held[x.ID] = it
-	}
-	return it
-}
-
-// forget is an executor's bookkeeping of an item leaving its heap: started, cancelled or lost.
-func (l *loop) forget(it *item) {
-	if l.d.cfg.Role != RoleExecutor {
-		return
-	}
-	if l.held[it.exec.ID] == it {
-		delete(l.held, it.exec.ID)
-	}
-	if it.taken {
-		it.taken = false
-		l.d.waiting.Add(-1)
-	}
-}
-
 func (l *loop) run(ctx context.Context) {
-	timer := l.d.clock.NewTimer(time.Hour)
+	timer := l.s.clock.NewTimer(time.Hour)
 	defer timer.Stop()
 	for {
 		// The time is read before the events are taken: a change posted before the clock
 		// reached an occurrence's due time is handled before that occurrence starts.
-		now := l.d.clock.Now()
-		evs := l.d.inbox.take()
+		now := l.s.clock.Now()
+		evs := l.s.inbox.take()
 		l.prefetch(ctx, evs)
 		for _, ev := range evs {
-			l.handle(ctx, ev)
+			ev.schedule(ctx, l)
 		}
 		l.fetched = nil
+		l.s.to.expire(now)
 		room := l.capacity()
 		var claims []*claimOp
 		if l.parkedN > 0 {
@@ -227,20 +273,6 @@ func (l *loop) run(ctx context.Context) {
 			if !ok {
 				continue
 			}
-			if it.exec != nil {
-				if it.ahead {
-					l.unahead(it)
-					if e := l.entries[it.exec.JobID]; e != nil {
-						e.started = max(e.started, it.exec.Scheduled.UnixNano())
-					}
-				}
-				if l.d.cfg.Role == RoleScheduler {
-					continue // an executor runs it
-				}
-				l.forget(it)
-				l.resume(it.exec, it.job, it.def, it.target)
-				continue
-			}
 			e := it.entry
 			e.item = nil
 			if !room.admit(e, now) {
@@ -249,96 +281,83 @@ func (l *loop) run(ctx context.Context) {
 			}
 			claims = append(claims, l.claim(e, now))
 		}
-		l.d.parked.Store(int64(l.parkedN))
+		l.s.parked.Store(int64(l.parkedN))
 		for _, c := range claims {
-			l.d.pendingClaims.Add(1)
+			l.s.pendingClaims.Add(1)
 			if c.due {
 				l.claimingDue[c.target]++
 				l.claimingDueAll++
 			}
 			select {
-			case l.d.ops <- op{claim: c}:
+			case l.s.ops <- op{claim: c}:
 			case <-ctx.Done():
 				return
 			}
 		}
-		if len(l.heap) > 0 && !l.heap[0].at.After(l.d.clock.Now()) {
+		next := l.next()
+		if !next.IsZero() && !next.After(l.s.clock.Now()) {
 			continue // more due than one turn takes
 		}
-		if len(l.heap) > 0 {
-			timer.Reset(l.heap[0].at.Sub(l.d.clock.Now()))
+		if !next.IsZero() {
+			timer.Reset(next.Sub(l.s.clock.Now()))
 			// The clock may have moved between reading it and arming the timer.
-			if !l.heap[0].at.After(l.d.clock.Now()) {
+			if !next.After(l.s.clock.Now()) {
 				continue
 			}
 		} else {
 			timer.Stop()
 		}
-		l.signalQuiet(now)
+		l.s.quiet.waiting(quietScheduler, next)
 		select {
 		case <-ctx.Done():
 			return
 		case <-timer.C():
-		case <-l.d.inbox.wake:
+		case <-l.s.inbox.wake:
 		}
+		l.s.quiet.woke(quietScheduler)
 	}
 }
 
-// signalQuiet sends TestSignals.Quiet when nothing is in flight (tests only).
-func (l *loop) signalQuiet(now time.Time) {
-	d := l.d
-	if !d.TestSignals.Quiet.Enabled() {
-		return
-	}
-	// Under the inbox's lock: an event posted after the check comes after the signal.
-	d.inbox.mu.Lock()
-	defer d.inbox.mu.Unlock()
-	if len(d.inbox.events) > 0 || d.pendingClaims.Load() > 0 || d.pendingRecords.Load() > 0 || d.tasks.busy() {
-		return
-	}
-	q := Quiet{Now: now}
+// next is when the loop has something to do next (zero: nothing): claim a job's occurrence, or
+// (the leader's) let an occurrence held ahead start.
+func (l *loop) next() time.Time {
+	var at time.Time
 	if len(l.heap) > 0 {
-		q.Next = l.heap[0].at
+		at = l.heap[0].at
 	}
-	d.TestSignals.Quiet.Signal(q)
+	if h := l.s.to.next(); !h.IsZero() && (at.IsZero() || h.Before(at)) {
+		at = h
+	}
+	return at
 }
 
-func (l *loop) handle(ctx context.Context, ev event) {
-	if l.d.cfg.Role == RoleExecutor {
-		switch ev.kind {
-		case evJobChanged:
-			l.cancelAhead(ctx, ev.id)
-		case evCollectionChanged:
-			l.cancelAheadOfCollection(ctx, ev.id)
-		case evRecorded:
-			l.recorded(ev)
-		case evReschedule:
-			l.pushExec(ev.exec, nil, "", "")
-		case evTaken:
-			l.taken(ev)
-		case evLost:
-			l.lost(ev)
-		}
-		return
+// cancelAhead cancels the occurrences of a job claimed ahead that have not started: a change of
+// the job (deleted, disabled, updated, its collection disabled) wins over them. Their executions
+// are deleted from the store, with no history.
+func (l *loop) cancelAhead(ctx context.Context, jobID int64) {
+	for _, x := range l.s.to.cancelAhead(jobID) {
+		l.s.cancel(ctx, x)
 	}
-	switch ev.kind {
-	case evJobChanged:
-		l.cancelAhead(ctx, ev.id)
-		if e := l.entries[ev.id]; e != nil && e.claiming {
-			e.changed = true // its claim, when answered, is cancelled
+}
+
+// recorded applies the job states of a batch of records to the schedule: a job no longer
+// Enabled is dropped, and one whose version the record bumped takes it.
+func (l *loop) recorded(ev recordsCommitted) {
+	for i, r := range ev.records {
+		res := ev.results[i]
+		if res.Gone || res.State == "" { // gone, or the job was not touched
+			continue
 		}
-		l.reload(ctx, ev.id)
-	case evCollectionChanged:
-		l.reloadCollection(ctx, ev.id)
-	case evManualClaimed:
-		if e := l.entries[ev.id]; e != nil && e.version == ev.prev {
-			e.version, e.execCount = ev.version, ev.count
+		e := l.entries[r.rec.JobID]
+		if e == nil {
+			continue
 		}
-	case evClaimed:
-		l.claimed(ctx, ev)
-	case evRecorded:
-		l.recorded(ev)
-	case evReschedule:
-		l.pushExec(ev.exec, nil, "", "")
+		if res.State != store.JobStateEnabled {
+			l.drop(r.rec.JobID)
+			continue
+		}
+		if e.version == res.Previous {
+			e.version = res.Version
+		}
 	}
 }

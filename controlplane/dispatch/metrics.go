@@ -17,10 +17,10 @@ type metrics struct {
 	rescued    prometheus.Counter
 }
 
-// newMetrics makes the dispatcher's metrics and registers those of its role: the attempts' on a
-// dispatcher that runs them (RoleSingle, RoleExecutor), scheduler_executions_taken_total on an
-// executor, scheduler_executions_rescued_total on the leader's scheduler.
-func newMetrics(reg prometheus.Registerer, role Role, backlog, running func() float64) (*metrics, error) {
+// newMetrics makes an actor's metrics and registers its own: the leader's scheduler's
+// scheduler_executions_rescued_total (leader), or an executor's attempts, with
+// scheduler_executions_taken_total on a replica's (replica).
+func newMetrics(reg prometheus.Registerer, leader, replica bool, backlog, running func() float64) (*metrics, error) {
 	m := &metrics{
 		lateness: prometheus.NewHistogram(prometheus.HistogramOpts{
 			Name:    "scheduler_execution_lateness_seconds",
@@ -44,8 +44,8 @@ func newMetrics(reg prometheus.Registerer, role Role, backlog, running func() fl
 		m.executions.WithLabelValues(o)
 	}
 	var cs []prometheus.Collector
-	switch role {
-	case RoleScheduler:
+	switch {
+	case leader:
 		cs = append(cs, m.rescued)
 	default:
 		cs = append(cs, m.lateness, m.executions,
@@ -57,7 +57,7 @@ func newMetrics(reg prometheus.Registerer, role Role, backlog, running func() fl
 				Name: "scheduler_attempts_running",
 				Help: "Attempts under way on this process.",
 			}, running))
-		if role == RoleExecutor {
+		if replica {
 			cs = append(cs, m.taken)
 		}
 	}

@@ -9,10 +9,10 @@ import (
 // purger deletes history older than Retention or beyond the last HistoryKeep executions of each
 // job, and jobs Completed or Faulted more than Retention ago: once at start, then every
 // PurgeInterval.
-func (d *Dispatcher) purger(ctx context.Context) {
+func (s *Scheduler) purger(ctx context.Context) {
 	for {
-		d.purge(ctx)
-		t := d.clock.NewTimer(d.cfg.PurgeInterval)
+		s.purge(ctx)
+		t := s.clock.NewTimer(s.cfg.PurgeInterval)
 		select {
 		case <-ctx.Done():
 			t.Stop()
@@ -22,26 +22,26 @@ func (d *Dispatcher) purger(ctx context.Context) {
 	}
 }
 
-func (d *Dispatcher) purge(ctx context.Context) {
-	before := d.clock.Now().Add(-d.cfg.Retention)
-	h, err := d.store.HistoryPurge(ctx, store.HistoryPurgeParams{Before: before, KeepPerJob: d.cfg.HistoryKeep})
+func (s *Scheduler) purge(ctx context.Context) {
+	before := s.clock.Now().Add(-s.cfg.Retention)
+	h, err := s.store.HistoryPurge(ctx, store.HistoryPurgeParams{Before: before, KeepPerJob: s.cfg.HistoryKeep})
 	if err != nil {
 		if ctx.Err() == nil {
-			d.log.Error("purging history", "error", err.Error())
+			s.log.Error("purging history", "error", err.Error())
 		}
 		return
 	}
-	j, err := d.store.JobPurgeFinal(ctx, store.JobPurgeFinalParams{Before: before})
+	j, err := s.store.JobPurgeFinal(ctx, store.JobPurgeFinalParams{Before: before})
 	if err != nil {
 		if ctx.Err() == nil {
-			d.log.Error("purging final jobs", "error", err.Error())
+			s.log.Error("purging final jobs", "error", err.Error())
 		}
 		return
 	}
-	if d.cfg.OnPurge != nil {
-		d.cfg.OnPurge(h, j)
+	if s.cfg.OnPurge != nil {
+		s.cfg.OnPurge(h, j)
 	}
 	if h > 0 || j > 0 {
-		d.log.Info("purged", "history_entries", h, "jobs", j)
+		s.log.Info("purged", "history_entries", h, "jobs", j)
 	}
 }

@@ -10,12 +10,14 @@ import (
 // slot freed at a time made one claim transaction per slot (TestABacklogIsClaimedInBatches,
 // BenchmarkFires). Without a backlog the room is handed out as it is.
 func TestABacklogWaitsForARefill(t *testing.T) {
-	d := &Dispatcher{cfg: Config{Workers: 8, BatchSize: 32, TargetConcurrency: 8}, tasks: newTaskQueue(8)}
-	l := newLoop(d)
+	ex := &Executor{tasks: newTaskQueue(8)}
+	cfg := Config{Workers: 8, BatchSize: 32, TargetConcurrency: 8}
+	s := newScheduler(cfg, executorRunner{ex: ex}, nil)
+	l := newLoop(s)
 	now := time.Unix(1_800_000_000, 0)
 	e := &entry{id: 1, target: "http://t:80", next: now}
 	for range 8 + 32 - 1 { // one slot of room left, for the workers and for the target
-		d.tasks.push(task{target: e.target})
+		ex.tasks.push(task{target: e.target})
 	}
 	if free := l.capacity().free; free != 1 {
 		t.Fatalf("without a backlog the room is %d, want 1", free)
@@ -33,10 +35,10 @@ func TestABacklogWaitsForARefill(t *testing.T) {
 	// Attempts end one by one: at 15 free slots the backlog still waits; at 16 (half a batch)
 	// it is claimed again.
 	for n := 1; n <= 15; n++ {
-		if _, ok := d.tasks.pop(); !ok {
+		if _, ok := ex.tasks.pop(); !ok {
 			t.Fatal("pop")
 		}
-		d.tasks.done(e.target)
+		ex.tasks.done(e.target)
 		want := 0
 		if n == 15 {
 			want = 16 // the slot left before and the 15 freed

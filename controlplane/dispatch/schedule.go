@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"sync/atomic"
 	"time"
 
 	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/store"
@@ -14,16 +15,12 @@ import (
 	"github.com/schedulerhq/terraform-provider-scheduler/internal/wire"
 )
 
-// load reads the schedulable jobs and the unfinished executions, page by page. An executor loads
-// nothing (it takes executions from the store); the leader's scheduler loads no execution (the
-// executors take them, the rescuer re-queues those of a dead owner).
+// load reads the schedulable jobs, page by page (the executions are the executor's: a single
+// process's loads the unfinished ones, the replicas' take them).
 func (l *loop) load(ctx context.Context) error {
-	if l.d.cfg.Role == RoleExecutor {
-		return nil
-	}
 	var after int64
 	for {
-		jobs, err := l.d.store.JobListSchedulable(ctx, store.JobListSchedulableParams{AfterID: after, Limit: DefaultLoadPage})
+		jobs, err := l.s.store.JobListSchedulable(ctx, store.JobListSchedulableParams{AfterID: after, Limit: DefaultLoadPage})
 		if err != nil {
 			return err
 		}
@@ -32,28 +29,9 @@ func (l *loop) load(ctx context.Context) error {
 			after = j.ID
 		}
 		if len(jobs) < DefaultLoadPage {
-			break
+			return nil
 		}
 	}
-	if l.d.cfg.Role == RoleScheduler {
-		return nil
-	}
-	after = 0
-	for {
-		execs, err := l.d.store.ExecutionListUnfinished(ctx, store.ExecutionListUnfinishedParams{AfterID: after, Limit: DefaultLoadPage})
-		if err != nil {
-			return err
-		}
-		for _, x := range execs {
-			after = x.ID
-			l.pushExec(x, nil, "", "")
-			l.resumed++
-		}
-		if len(execs) < DefaultLoadPage {
-			break
-		}
-	}
-	return nil
 }
 
 // put adds or replaces the entry of a job as loaded from the store; a job that cannot fire is
@@ -71,7 +49,7 @@ func (l *loop) put(j *store.Job) {
 	} else {
 		r, k, err := l.rules.acquire(key, j)
 		if err != nil {
-			l.d.log.Error("job has an invalid schedule: not scheduled", "job_id", j.ID, "job", j.Key.Name, "error", err.Error())
+			l.s.log.Error("job has an invalid schedule: not scheduled", "job_id", j.ID, "job", j.Key.Name, "error", err.Error())
 			l.drop(j.ID)
 			return
 		}
@@ -84,15 +62,17 @@ func (l *loop) put(j *store.Job) {
 	}
 	def, err := encodeDefinition(j)
 	if err != nil {
-		l.d.log.Error("job cannot be kept: not scheduled", "job_id", j.ID, "job", j.Key.Name, "error", err.Error())
+		l.s.log.Error("job cannot be kept: not scheduled", "job_id", j.ID, "job", j.Key.Name, "error", err.Error())
 		l.drop(j.ID)
 		return
 	}
 	next := jobstate.StoredInstant(rule, j.Status.NextExecutionTime)
 	var started int64
+	aheadStarted := &atomic.Int64{}
 	if old != nil {
 		old.parked = false
-		started = old.started
+		aheadStarted = old.aheadStarted
+		started = max(old.started, aheadStarted.Load())
 		var startedAt time.Time
 		if started != 0 {
 			startedAt = time.Unix(0, started)
@@ -109,12 +89,12 @@ func (l *loop) put(j *store.Job) {
 		next = n
 	}
 	e := &entry{id: j.ID, collectionID: j.CollectionID, def: def, rule: rule, ruleKey: key,
-		next: next, version: j.Version, execCount: j.Status.ExecutionCount, started: started,
-		target: l.intern(l.d.target(j.Properties, store.ActionMain))}
+		next: next, version: j.Version, execCount: j.Status.ExecutionCount, started: started, aheadStarted: aheadStarted,
+		target: l.intern(l.s.target(j.Properties, store.ActionMain))}
 	if cur := l.entries[j.ID]; cur != nil {
 		l.releaseTarget(cur.target)
 	}
-	e.item = l.push(e.next.Add(-l.d.cfg.Lookahead), e, nil)
+	e.item = l.push(e.next.Add(-l.s.cfg.Lookahead), e)
 	l.entries[j.ID] = e
 }
 
@@ -123,13 +103,11 @@ func (l *loop) put(j *store.Job) {
 // read them one round trip each, and still be reading when they fall due. The jobs are read
 // after every event of evs was posted, so each read is at least as new as the change it answers,
 // as a JobGetByID in reload would be. A single change, or a failed read, leaves reload to read.
-func (l *loop) prefetch(ctx context.Context, evs []event) {
-	if l.d.cfg.Role == RoleExecutor {
-		return
-	}
+func (l *loop) prefetch(ctx context.Context, evs []schedulerEvent) {
 	var ids []int64
-	for _, ev := range evs {
-		if ev.kind != evJobChanged {
+	for _, e := range evs {
+		ev, ok := e.(jobChanged)
+		if !ok {
 			continue
 		}
 		if e := l.entries[ev.id]; e != nil && e.claiming {
@@ -143,9 +121,9 @@ func (l *loop) prefetch(ctx context.Context, evs []event) {
 	fetched := make(map[int64]*store.Job, len(ids))
 	for len(ids) > 0 {
 		n := min(len(ids), DefaultLoadPage)
-		jobs, err := l.d.store.JobGetMany(ctx, store.JobGetManyParams{IDs: ids[:n]})
+		jobs, err := l.s.store.JobGetMany(ctx, store.JobGetManyParams{IDs: ids[:n]})
 		if err != nil {
-			l.d.log.Error("reloading changed jobs", "jobs", n, "error", err.Error())
+			l.s.log.Error("reloading changed jobs", "jobs", n, "error", err.Error())
 			return
 		}
 		for _, id := range ids[:n] {
@@ -173,14 +151,14 @@ func (l *loop) reload(ctx context.Context, id int64) {
 		l.put(j)
 		return
 	}
-	j, err := l.d.store.JobGetByID(ctx, store.JobGetByIDParams{ID: id})
+	j, err := l.s.store.JobGetByID(ctx, store.JobGetByIDParams{ID: id})
 	if errors.Is(err, store.ErrNotFound) {
 		l.drop(id)
 		return
 	}
 	if err != nil {
-		l.d.log.Error("reloading a job", "job_id", id, "error", err.Error())
-		l.again(ctx, event{kind: evJobChanged, id: id})
+		l.s.log.Error("reloading a job", "job_id", id, "error", err.Error())
+		again(ctx, l.s.clock, &l.s.inbox, schedulerEvent(jobChanged{id: id}))
 		return
 	}
 	l.put(j)
@@ -228,13 +206,11 @@ func (l *loop) drop(id int64) {
 // cancelled.
 func (l *loop) reloadCollection(ctx context.Context, id int64) {
 	defer func() {
-		for jid, list := range l.ahead {
+		for _, jid := range l.s.to.aheadJobsOfCollection(id) {
 			if e := l.entries[jid]; e != nil && e.collectionID == id {
 				continue // still schedulable
 			}
-			if len(list) > 0 && list[0].job != nil && list[0].job.CollectionID == id {
-				l.cancelAhead(ctx, jid)
-			}
+			l.cancelAhead(ctx, jid)
 		}
 	}()
 	for jid, e := range l.entries {
@@ -248,10 +224,10 @@ func (l *loop) reloadCollection(ctx context.Context, id int64) {
 	}
 	var after int64
 	for {
-		jobs, err := l.d.store.JobListSchedulable(ctx, store.JobListSchedulableParams{CollectionID: id, AfterID: after, Limit: DefaultLoadPage})
+		jobs, err := l.s.store.JobListSchedulable(ctx, store.JobListSchedulableParams{CollectionID: id, AfterID: after, Limit: DefaultLoadPage})
 		if err != nil {
-			l.d.log.Error("reloading a collection", "collection_id", id, "error", err.Error())
-			l.again(ctx, event{kind: evCollectionChanged, id: id})
+			l.s.log.Error("reloading a collection", "collection_id", id, "error", err.Error())
+			again(ctx, l.s.clock, &l.s.inbox, schedulerEvent(collectionChanged{id: id}))
 			return
 		}
 		for _, j := range jobs {
@@ -292,7 +268,7 @@ func encodeDefinition(j *store.Job) (string, error) {
 func (l *loop) job(e *entry) *store.Job {
 	var d definition
 	if err := json.Unmarshal([]byte(e.def), &d); err != nil {
-		l.d.log.Error("decoding a job: loading it from the store instead", "job_id", e.id, "error", err.Error())
+		l.s.log.Error("decoding a job: loading it from the store instead", "job_id", e.id, "error", err.Error())
 		return nil
 	}
 	return &store.Job{

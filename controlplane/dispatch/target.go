@@ -5,6 +5,8 @@ import (
 	"net/url"
 	"strings"
 
+	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/action"
+
 	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/store"
 	"github.com/schedulerhq/terraform-provider-scheduler/internal/wire"
 )
@@ -12,7 +14,12 @@ import (
 // target is what the per-target concurrency limit counts attempts by: the scheme, host and port
 // an attempt connects to ("https://example.com:443"), "sb://namespace" for Service Bus, and ""
 // when it is not known (a job not loaded yet, an action without an address).
-func (d *Dispatcher) target(p wire.JobProperties, phase string) string {
+func (ex *Executor) target(p wire.JobProperties, phase string) string {
+	return targetOf(ex.act, p, phase)
+}
+
+// targetOf is the target of an attempt of p's phase (act tells where storage queues are).
+func targetOf(act *action.Executor, p wire.JobProperties, phase string) string {
 	a := p.Action
 	if a == nil {
 		return ""
@@ -32,7 +39,7 @@ func (d *Dispatcher) target(p wire.JobProperties, phase string) string {
 		}
 	case "storagequeue":
 		if queue != nil {
-			return hostKey(d.exec.QueueURL(queue.StorageAccount, "q"))
+			return hostKey(act.QueueURL(queue.StorageAccount, "q"))
 		}
 	case "servicebusqueue":
 		if sbq != nil {

@@ -39,8 +39,9 @@ func (l *lane) queued() int { return len(l.items) - l.head }
 // taskQueue is an unbounded queue of tasks for the workers, one FIFO lane per target. A worker
 // takes the next task of the next lane in turn (round robin) among the lanes with fewer than
 // limit attempts under way, so that a target that hangs holds at most limit workers and its
-// queued tasks hold none. Unbounded so that the writer and the loop never block on busy workers
-// (the workers block on the writer: no cycle); the loop bounds what it claims (free, budget).
+// queued tasks hold none. Unbounded so that the writers and the loops never block on busy
+// workers (the workers block on the writer: no cycle); the scheduler bounds what it claims (free,
+// budget) and a replica's executor what it takes.
 type taskQueue struct {
 	mu     sync.Mutex
 	cond   *sync.Cond
@@ -181,7 +182,7 @@ func (q *taskQueue) busy() bool {
 }
 
 // workerLoad is the attempts under way and the tasks waiting for a worker (not those waiting
-// for their target): what the loop sizes its claims by.
+// for their target): what the scheduler sizes its claims by.
 func (q *taskQueue) workerLoad() int {
 	q.mu.Lock()
 	defer q.mu.Unlock()
@@ -207,22 +208,22 @@ func (q *taskQueue) close() {
 
 // worker runs attempts until the queue closes. attemptCtx is cancelled only when the shutdown
 // grace period is over.
-func (d *Dispatcher) worker(attemptCtx context.Context) {
+func (ex *Executor) worker(attemptCtx context.Context) {
 	for {
-		t, ok := d.tasks.pop()
+		t, ok := ex.tasks.pop()
 		if !ok {
 			return
 		}
 		from := t.target // its lane (work may move the task to another)
-		if r, ok := d.work(attemptCtx, t); ok {
-			d.pendingRecords.Add(1)
+		if r, ok := ex.work(attemptCtx, t); ok {
+			ex.pendingRecords.Add(1)
 			select {
-			case d.ops <- op{record: r}:
+			case ex.records <- op{record: r}:
 			case <-attemptCtx.Done():
-				d.pendingRecords.Add(-1)
+				ex.pendingRecords.Add(-1)
 			}
 		}
-		d.tasks.done(from) // after its record is queued: when the queue is idle, every record is in
+		ex.tasks.done(from) // after its record is queued: when the queue is idle, every record is in
 		if attemptCtx.Err() != nil {
 			return
 		}
@@ -230,32 +231,32 @@ func (d *Dispatcher) worker(attemptCtx context.Context) {
 }
 
 // work makes the attempt of a task and returns what to record (ok false: nothing to record).
-func (d *Dispatcher) work(attemptCtx context.Context, t task) (*recordOp, bool) {
+func (ex *Executor) work(attemptCtx context.Context, t task) (*recordOp, bool) {
 	if t.job == nil {
-		j, err := d.store.JobGetByID(attemptCtx, store.JobGetByIDParams{ID: t.exec.JobID})
+		j, err := ex.store.JobGetByID(attemptCtx, store.JobGetByIDParams{ID: t.exec.JobID})
 		if errors.Is(err, store.ErrNotFound) {
 			if t.exec.Manual {
-				d.manualDone(t.exec.JobID, t.exec.Tag)
+				ex.manualDone(t.exec.JobID, t.exec.Tag)
 			}
 			return nil, false // deleted, with its executions
 		}
 		if err != nil {
-			d.log.Error("loading the job of an execution: trying again in a minute", "job_id", t.exec.JobID,
+			ex.log.Error("loading the job of an execution: trying again in a minute", "job_id", t.exec.JobID,
 				"execution_tag", t.exec.Tag, "error", err.Error())
 			x := t.exec
-			x.DueAt = d.clock.Now().Add(time.Minute)
-			d.inbox.post(event{kind: evReschedule, exec: &x})
+			x.DueAt = ex.clock.Now().Add(time.Minute)
+			ex.inbox.post(rescheduled{exec: &x})
 			return nil, false
 		}
 		t.job = j
-		if to := d.target(j.Properties, t.exec.Phase); to != t.target {
+		if to := ex.target(j.Properties, t.exec.Phase); to != t.target {
 			// Now that its target is known, the task waits in that target's lane.
 			t.target = to
-			d.tasks.push(t)
+			ex.tasks.push(t)
 			return nil, false
 		}
 	}
-	return d.attempt(attemptCtx, t)
+	return ex.attempt(attemptCtx, t)
 }
 
 // ResourceIDs returns the ARM IDs of a job and of its collection.
@@ -265,13 +266,13 @@ func ResourceIDs(k store.JobKey) (job, collection string) {
 
 // attempt makes one attempt and returns what to record; ok is false when the attempt was cut
 // short by shutdown (nothing is recorded: the execution runs again on the next start).
-func (d *Dispatcher) attempt(ctx context.Context, t task) (*recordOp, bool) {
+func (ex *Executor) attempt(ctx context.Context, t task) (*recordOp, bool) {
 	x := t.exec
-	start := d.clock.Now()
+	start := ex.clock.Now()
 	if x.Phase == store.ActionMain && x.Attempt == 0 {
-		d.m.lateness.Observe(max(start.Sub(x.Scheduled), 0).Seconds())
+		ex.m.lateness.Observe(max(start.Sub(x.Scheduled), 0).Seconds())
 	}
-	props, err := openSecrets(d.box, t.job.Properties, t.job.Key)
+	props, err := openSecrets(ex.box, t.job.Properties, t.job.Key)
 	var res action.Result
 	if err != nil {
 		res = action.Result{Message: "the job's secrets cannot be opened: " + err.Error()}
@@ -279,7 +280,7 @@ func (d *Dispatcher) attempt(ctx context.Context, t task) (*recordOp, bool) {
 		jobID, collID := ResourceIDs(t.job.Key)
 		at := action.Attempt{
 			ExecutionTag: x.Tag, ClientRequestID: uuid.NewString(),
-			ExpectedExecution: x.Scheduled, JobID: jobID, JobCollectionID: collID, Region: d.cfg.Region,
+			ExpectedExecution: x.Scheduled, JobID: jobID, JobCollectionID: collID, Region: ex.cfg.Region,
 		}
 		if x.Phase == store.ActionError {
 			if props.Action != nil {
@@ -288,24 +289,24 @@ func (d *Dispatcher) attempt(ctx context.Context, t task) (*recordOp, bool) {
 		} else {
 			at.MainAction(props.Action)
 		}
-		res = d.exec.Do(ctx, at)
+		res = ex.act.Do(ctx, at)
 	}
 	if ctx.Err() != nil {
 		return nil, false
 	}
-	end := d.clock.Now()
+	end := ex.clock.Now()
 
 	msg := res.Message
 	if x.Missed > 0 && x.Phase == store.ActionMain && x.Attempt == 0 {
 		msg = fmt.Sprintf("%d missed occurrence(s) before %s were coalesced into this execution (misfire threshold %s).\n%s",
-			x.Missed, x.Scheduled.UTC().Format(time.RFC3339), d.cfg.MisfireThreshold, msg)
+			x.Missed, x.Scheduled.UTC().Format(time.RFC3339), ex.cfg.MisfireThreshold, msg)
 	}
 	status := store.HistoryCompleted
 	if !res.Success {
 		status = store.HistoryFailed
 	}
 	r := &recordOp{exec: x, job: t.job, rec: store.AttemptRecord{
-		ExecutionID: x.ID, JobID: x.JobID, FaultedAfter: d.cfg.FaultedAfter, Owner: d.recordOwner(),
+		ExecutionID: x.ID, JobID: x.JobID, FaultedAfter: ex.cfg.FaultedAfter, Owner: ex.recordOwner(),
 		History: store.HistoryEntry{
 			ExecutionTag: x.Tag, ActionName: x.Phase, Status: status, Message: msg, RetryCount: x.Attempt,
 			RepeatCount: x.RepeatCount, ExpectedExecutionTime: x.Scheduled, StartTime: start, EndTime: end,
@@ -329,8 +330,8 @@ func (d *Dispatcher) attempt(ctx context.Context, t task) (*recordOp, bool) {
 	if !res.Success {
 		lvl = slog.LevelInfo
 	}
-	if d.log.Enabled(ctx, lvl) {
-		d.log.LogAttrs(ctx, lvl, "attempt", slog.Int64("job_id", x.JobID), slog.String("job", t.job.Key.Name),
+	if ex.log.Enabled(ctx, lvl) {
+		ex.log.LogAttrs(ctx, lvl, "attempt", slog.Int64("job_id", x.JobID), slog.String("job", t.job.Key.Name),
 			slog.String("execution_tag", x.Tag), slog.String("action", x.Phase), slog.Int("retry_count", x.Attempt),
 			slog.Int("repeat_count", x.RepeatCount), slog.Bool("success", res.Success), slog.Int("status_code", res.StatusCode))
 	}

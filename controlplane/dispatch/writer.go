@@ -2,7 +2,6 @@ package dispatch
 
 import (
 	"context"
-	"errors"
 	"sync"
 	"time"
 
@@ -10,7 +9,8 @@ import (
 	"github.com/schedulerhq/terraform-provider-scheduler/internal/clock"
 )
 
-// op is one write for the batch writer: a claim (from the loop) or a record (from a worker).
+// op is one write for a batch writer: a claim or a cancellation (the scheduler's), a record
+// (the executor's workers' or, among replicas, its cancellations).
 type op struct {
 	claim  *claimOp
 	record *recordOp
@@ -18,8 +18,7 @@ type op struct {
 
 type claimOp struct {
 	entry  *entry
-	job    *store.Job // decoded from def
-	def    string
+	job    *store.Job // decoded from the entry's definition (the leader's: a stub)
 	target string
 	due    bool // due when claimed (not ahead): it takes capacity
 	claim  store.ExecutionClaim
@@ -33,6 +32,13 @@ type recordOp struct {
 	tries   int
 }
 
+// cancelRecord is the record that deletes an execution whose attempt has not started, with no
+// history (owner: the executor that owns it, "" for an unowned one).
+func cancelRecord(x *store.Execution, owner string) *recordOp {
+	return &recordOp{exec: *x, rec: store.AttemptRecord{ExecutionID: x.ID, JobID: x.JobID, Finished: true, Cancelled: true,
+		Owner: owner}}
+}
+
 // maxRecordWait bounds how long a record waits for the attempts under way to end before it is
 // committed anyway (a slow target must not hold back the history of the others).
 const maxRecordWait = 250 * time.Millisecond
@@ -44,20 +50,32 @@ const schedulerClaimsInFlight = 4
 // the records are dropped (their executions stay claimed and run again on the next start).
 const maxRecordTries = 10
 
-// writer commits claims and records in batches: it takes what is queued (up to BatchSize of
-// each), commits the claims in one transaction and the records in another, reports to the
-// loop, and starts over. While it commits, new work queues up, so batches grow with load and a
-// lone fire is committed at once (no flush delay). Claims have priority over records.
-func (d *Dispatcher) writer(ctx context.Context) {
+// batchWriter commits an actor's writes in batches: the scheduler's claims and cancellations,
+// the executor's records. It takes what is queued (up to batchSize of each), commits the
+// cancellations first, then the claims in one transaction and the records in another, and
+// starts over. While it commits, new work queues up, so batches grow with load and a lone fire
+// is committed at once (no flush delay). Claims have priority over records.
+type batchWriter struct {
+	ops       chan op
+	clock     clock.Clock
+	batchSize int
+	// depth is how many claim batches are committed at once: the leader's store is a server
+	// that commits concurrent transactions together and runs them on several cores.
+	depth int
+	// busy reports whether attempts wait to start or are under way, and idle is signalled when
+	// none is left (the executor's: its records wait for them).
+	busy          func() bool
+	idle          <-chan struct{}
+	commitClaims  func(context.Context, []*claimOp)
+	commitRecords func(context.Context, []*recordOp) []*recordOp
+}
+
+func (w *batchWriter) isBusy() bool { return w.busy != nil && w.busy() }
+
+func (w *batchWriter) run(ctx context.Context) {
 	wctx := context.WithoutCancel(ctx) // finish the last commits during shutdown
-	// The leader's scheduler commits up to schedulerClaimsInFlight claim batches at once (each
-	// its own transaction, on its own connection): its store is a server that commits
-	// concurrent transactions together and runs them on several cores. Cancels wait for the
-	// batches in flight and go before the claims that follow them, as with one at a time.
-	depth := 1
-	if d.cfg.Role == RoleScheduler {
-		depth = schedulerClaimsInFlight
-	}
+	// Cancels wait for the claim batches in flight and go before the claims that follow them.
+	depth := max(w.depth, 1)
 	slots := make(chan struct{}, depth)
 	var inFlight sync.WaitGroup
 	defer inFlight.Wait()
@@ -77,7 +95,7 @@ func (d *Dispatcher) writer(ctx context.Context) {
 		}
 		if o.record != nil {
 			if len(records) == 0 {
-				since = d.clock.Now()
+				since = w.clock.Now()
 			}
 			records = append(records, o.record)
 		}
@@ -87,8 +105,8 @@ func (d *Dispatcher) writer(ctx context.Context) {
 	// together: committing its first records would take the CPU its last attempts need), unless
 	// they pile up, have waited maxRecordWait or the dispatcher is stopping.
 	recordsNow := func() bool {
-		return len(records) > 0 && (len(records) >= 4*d.cfg.BatchSize || !open || !d.tasks.busy() ||
-			d.clock.Now().Sub(since) >= maxRecordWait)
+		return len(records) > 0 && (len(records) >= 4*w.batchSize || !open || !w.isBusy() ||
+			w.clock.Now().Sub(since) >= maxRecordWait)
 	}
 	// One timer per group of waiting records (since), made when the writer first waits for it.
 	var (
@@ -108,7 +126,7 @@ func (d *Dispatcher) writer(ctx context.Context) {
 					if timer != nil {
 						timer.Stop()
 					}
-					timer, timerSince = d.clock.NewTimer(maxRecordWait-d.clock.Now().Sub(since)), since
+					timer, timerSince = w.clock.NewTimer(maxRecordWait-w.clock.Now().Sub(since)), since
 				}
 				wait = timer.C()
 			}
@@ -117,11 +135,11 @@ func (d *Dispatcher) writer(ctx context.Context) {
 				received bool
 			)
 			select {
-			case o, received = <-d.ops:
+			case o, received = <-w.ops:
 				if !received {
 					open = false
 				}
-			case <-d.tasks.idle:
+			case <-w.idle:
 			case <-wait:
 				timer = nil // fired
 			}
@@ -131,9 +149,9 @@ func (d *Dispatcher) writer(ctx context.Context) {
 			add(o)
 		}
 	drain:
-		for len(claims) < d.cfg.BatchSize && len(records) < 4*d.cfg.BatchSize && open {
+		for len(claims) < w.batchSize && len(records) < 4*w.batchSize && open {
 			select {
-			case o, ok := <-d.ops:
+			case o, ok := <-w.ops:
 				if !ok {
 					open = false
 					break drain
@@ -145,12 +163,12 @@ func (d *Dispatcher) writer(ctx context.Context) {
 		}
 		if len(cancels) > 0 {
 			inFlight.Wait()
-			n := min(len(cancels), d.cfg.BatchSize)
+			n := min(len(cancels), w.batchSize)
 			batch := cancels[:n:n]
 			cancels = cancels[n:]
-			if failed := d.commitRecords(wctx, batch); len(failed) > 0 {
+			if failed := w.commitRecords(wctx, batch); len(failed) > 0 {
 				cancels = append(failed, cancels...)
-				t := d.clock.NewTimer(time.Duration(failed[0].tries) * 100 * time.Millisecond)
+				t := w.clock.NewTimer(time.Duration(failed[0].tries) * 100 * time.Millisecond)
 				select {
 				case <-t.C():
 				case <-ctx.Done():
@@ -160,30 +178,30 @@ func (d *Dispatcher) writer(ctx context.Context) {
 			continue
 		}
 		if len(claims) > 0 {
-			n := min(len(claims), d.cfg.BatchSize)
+			n := min(len(claims), w.batchSize)
 			batch := claims[:n:n]
 			claims = claims[n:]
 			if depth == 1 {
-				d.commitClaims(wctx, batch)
+				w.commitClaims(wctx, batch)
 			} else {
 				slots <- struct{}{}
 				inFlight.Go(func() {
-					d.commitClaims(wctx, batch)
+					w.commitClaims(wctx, batch)
 					<-slots
 				})
 			}
 		}
 		// Claims go first (they start attempts: lateness), records when no claim waits or when
 		// they pile up.
-		if recordsNow() && (len(claims) == 0 || len(records) >= 4*d.cfg.BatchSize || !open) {
-			n := min(len(records), d.cfg.BatchSize)
+		if recordsNow() && (len(claims) == 0 || len(records) >= 4*w.batchSize || !open) {
+			n := min(len(records), w.batchSize)
 			batch := records[:n:n]
 			records = records[n:]
-			since = d.clock.Now()
-			if failed := d.commitRecords(wctx, batch); len(failed) > 0 {
+			since = w.clock.Now()
+			if failed := w.commitRecords(wctx, batch); len(failed) > 0 {
 				records = append(failed, records...)
 				// Back off before trying the failed ones again.
-				t := d.clock.NewTimer(time.Duration(failed[0].tries) * 100 * time.Millisecond)
+				t := w.clock.NewTimer(time.Duration(failed[0].tries) * 100 * time.Millisecond)
 				select {
 				case <-t.C():
 				case <-ctx.Done():
@@ -194,87 +212,79 @@ func (d *Dispatcher) writer(ctx context.Context) {
 	}
 }
 
-func (d *Dispatcher) commitClaims(ctx context.Context, batch []*claimOp) {
-	params := store.ExecutionClaimManyParams{Claims: make([]store.ExecutionClaim, len(batch)), Now: d.clock.Now(), Term: d.cfg.Term}
-	for i, c := range batch {
-		params.Claims[i] = c.claim
-	}
-	res, err := d.store.ExecutionClaimMany(ctx, params)
-	if err != nil {
-		d.log.Error("committing claims: they will be tried again", "claims", len(batch), "error", err.Error())
-	}
-	if errors.Is(err, store.ErrStaleTerm) && d.cfg.OnStaleTerm != nil {
-		d.cfg.OnStaleTerm()
-	}
-	if err == nil && d.cfg.OnTakeable != nil {
-		for _, r := range res {
-			if r.Err == nil {
-				d.cfg.OnTakeable() // the executors take them
-				break
-			}
-		}
-	}
-	d.inbox.post(event{kind: evClaimed, claims: batch, claimResults: res, claimErr: err})
-}
-
-// commitRecords commits one batch and returns the records to try again.
-func (d *Dispatcher) commitRecords(ctx context.Context, batch []*recordOp) []*recordOp {
-	params := store.AttemptRecordManyParams{Records: make([]store.AttemptRecord, len(batch)), Now: d.clock.Now()}
+// commitRecordBatch commits one batch of records. On failure it returns the records to try
+// again (giveUp is called for each tried maxRecordTries times) and the error; on success, the
+// results.
+func commitRecordBatch(ctx context.Context, st store.Driver, clk clock.Clock, batch []*recordOp,
+	giveUp func(*recordOp, error)) ([]*recordOp, []store.AttemptRecordResult, error) {
+	params := store.AttemptRecordManyParams{Records: make([]store.AttemptRecord, len(batch)), Now: clk.Now()}
 	for i, r := range batch {
 		params.Records[i] = r.rec
 	}
-	res, err := d.store.AttemptRecordMany(ctx, params)
-	if err != nil {
-		var retry []*recordOp
-		for _, r := range batch {
-			r.tries++
-			if r.tries < maxRecordTries {
-				retry = append(retry, r)
-			} else {
-				d.pendingRecords.Add(-1)
-				d.log.Error("giving up recording an attempt: its execution runs again on the next start (with replicas: once its lease ends)",
-					"job_id", r.rec.JobID, "execution_tag", r.exec.Tag, "error", err.Error())
-				if d.cfg.Role == RoleExecutor {
-					d.owned.remove(r.rec.ExecutionID) // not renewed: rescued once its lease ends
-				}
-			}
+	res, err := st.AttemptRecordMany(ctx, params)
+	if err == nil {
+		return nil, res, nil
+	}
+	var retry []*recordOp
+	for _, r := range batch {
+		r.tries++
+		if r.tries < maxRecordTries {
+			retry = append(retry, r)
+		} else {
+			giveUp(r, err)
 		}
-		d.log.Error("committing attempt records", "records", len(batch), "retrying", len(retry), "error", err.Error())
+	}
+	return retry, nil, err
+}
+
+// commitRecords commits one batch of the executor's records and returns the records to try
+// again.
+func (ex *Executor) commitRecords(ctx context.Context, batch []*recordOp) []*recordOp {
+	retry, res, err := commitRecordBatch(ctx, ex.store, ex.clock, batch, func(r *recordOp, err error) {
+		ex.pendingRecords.Add(-1)
+		ex.log.Error("giving up recording an attempt: its execution runs again on the next start (with replicas: once its lease ends)",
+			"job_id", r.rec.JobID, "execution_tag", r.exec.Tag, "error", err.Error())
+		if ex.replica() {
+			ex.owned.remove(r.rec.ExecutionID) // not renewed: rescued once its lease ends
+		}
+	})
+	if err != nil {
+		ex.log.Error("committing attempt records", "records", len(batch), "retrying", len(retry), "error", err.Error())
 		return retry
 	}
-	executor := d.cfg.Role == RoleExecutor
+	replica := ex.replica()
 	for i, r := range batch {
 		if r.exec.Manual && (r.rec.Finished || res[i].Gone) {
-			d.manualDone(r.exec.JobID, r.exec.Tag)
+			ex.manualDone(r.exec.JobID, r.exec.Tag)
 		}
-		if executor && (r.rec.Finished || res[i].Gone) {
-			d.owned.remove(r.rec.ExecutionID)
+		if replica && (r.rec.Finished || res[i].Gone) {
+			ex.owned.remove(r.rec.ExecutionID)
 		}
 		if res[i].Gone {
-			if executor && !r.rec.Cancelled {
+			if replica && !r.rec.Cancelled {
 				// Deleted with its job, or rescued from this replica after its lease ran out (it
 				// runs again elsewhere, with its tag): this attempt is not recorded.
-				d.log.Info("attempt not recorded: its execution is no longer this replica's", "job_id", r.rec.JobID,
+				ex.log.Info("attempt not recorded: its execution is no longer this replica's", "job_id", r.rec.JobID,
 					"execution_tag", r.exec.Tag)
 			}
 			continue
 		}
 		if r.outcome != "" {
-			d.m.executions.WithLabelValues(r.outcome).Inc()
-			if d.cfg.OnOutcome != nil {
-				d.cfg.OnOutcome(Outcome{
+			ex.m.executions.WithLabelValues(r.outcome).Inc()
+			if ex.cfg.OnOutcome != nil {
+				ex.cfg.OnOutcome(Outcome{
 					JobID: r.rec.JobID, Job: r.job.Key, Tag: r.exec.Tag, Outcome: r.outcome, Missed: r.exec.Missed,
 					Scheduled: r.exec.Scheduled, End: r.rec.History.EndTime,
 				})
 			}
 		}
 		if res[i].State == store.JobStateFaulted && r.rec.Faulted {
-			d.log.Warn("job faulted", "job_id", r.rec.JobID, "execution_tag", r.exec.Tag, "faulted_after", d.cfg.FaultedAfter)
+			ex.log.Warn("job faulted", "job_id", r.rec.JobID, "execution_tag", r.exec.Tag, "faulted_after", ex.cfg.FaultedAfter)
 		}
-		if d.cfg.OnRecord != nil && !r.rec.Cancelled {
-			d.cfg.OnRecord(r.rec, res[i])
+		if ex.cfg.OnRecord != nil && !r.rec.Cancelled {
+			ex.cfg.OnRecord(r.rec, res[i])
 		}
 	}
-	d.inbox.post(event{kind: evRecorded, records: batch, recordResults: res})
+	ex.inbox.post(recordsCommitted{records: batch, results: res})
 	return nil
 }

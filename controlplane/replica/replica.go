@@ -1,10 +1,10 @@
 // Package replica runs one schedulerd replica among several sharing a PostgreSQL database.
 //
 // One replica at a time leads: it holds the leadership row (store.Leadership) under a lease with
-// a term, renewed every TTL/3. The leader runs the scheduler (a dispatch.RoleScheduler dispatcher)
+// a term, renewed every TTL/3. The leader runs the scheduler (a dispatch.Scheduler)
 // of its term: it alone computes the schedule, claims occurrences (claims fenced by its term, so
 // that a stale leader's claims are refused by the store), rescues the executions of replicas whose
-// lease ran out and purges. Every replica, the leader too, runs an executor (dispatch.RoleExecutor)
+// lease ran out and purges. Every replica, the leader too, runs an executor (a dispatch.Executor)
 // for its whole life: it takes claimed executions in batches sized to its free workers (an owner
 // and a lease, FOR UPDATE SKIP LOCKED), holds them until due, runs their attempts, renews their
 // leases and records them. The leader notifies a claim batch (store.ChangeTakeable) and every
@@ -65,7 +65,7 @@ type Config struct {
 	Logger     *slog.Logger
 	Registerer prometheus.Registerer // scheduler_leader, scheduler_replica_info and the executor's
 	// Dispatch configures the replica's dispatchers (Store, Secrets, workers...; its Lease and
-	// Poll apply to the executions shared): the replica sets their Role, Owner, Term, Registerer
+	// Poll apply to the executions shared): the replica sets their Owner, Term, Registerer
 	// and callbacks.
 	Dispatch dispatch.Config
 	// FeedInterval is how often the replica reads the store's change feed, when it has one
@@ -83,10 +83,10 @@ type Replica struct {
 	notifier store.Notifier // nil: a single process
 	feed     *feed          // the reader of the store's change feed (nil: none)
 	leader   prometheus.Gauge
-	exec     *dispatch.Dispatcher // the executor, for the replica's life
+	exec     *dispatch.Executor // the executor, for the replica's life
 
 	mu  sync.Mutex
-	cur *dispatch.Dispatcher
+	cur *dispatch.Scheduler
 	reg *prometheus.Registry // the metrics of the current (or last) scheduler
 
 	listening    atomic.Bool
@@ -166,7 +166,7 @@ func New(cfg Config) (*Replica, error) {
 		r.feed = newFeed(r, cf)
 	}
 	ec := cfg.Dispatch
-	ec.Store, ec.Role, ec.Owner, ec.Term, ec.Registerer = cfg.Store, dispatch.RoleExecutor, cfg.ID, 0, cfg.Registerer
+	ec.Store, ec.Owner, ec.Term, ec.Registerer = cfg.Store, cfg.ID, 0, cfg.Registerer
 	ec.OnStaleTerm, ec.OnTakeable = nil, nil
 	if ec.Clock == nil {
 		ec.Clock = cfg.Clock
@@ -175,7 +175,7 @@ func New(cfg Config) (*Replica, error) {
 		ec.Logger = r.log
 	}
 	ec.Logger = ec.Logger.With("role", "executor")
-	exec, err := dispatch.New(ec)
+	exec, err := dispatch.NewExecutor(ec)
 	if err != nil {
 		return nil, fmt.Errorf("replica: executor: %w", err)
 	}
@@ -199,7 +199,7 @@ func (r *Replica) ID() string { return r.cfg.ID }
 // Leading reports whether this replica's dispatcher runs.
 func (r *Replica) Leading() bool { return r.current() != nil }
 
-func (r *Replica) current() *dispatch.Dispatcher {
+func (r *Replica) current() *dispatch.Scheduler {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return r.cur
@@ -336,7 +336,7 @@ func (r *Replica) elect(ctx context.Context) error {
 		if cur != nil {
 			select {
 			case <-cur.done:
-				cur = nil // the dispatcher stopped (its store failed): start again if still leading
+				cur = nil // the scheduler stopped (its store failed): start again if still leading
 			default:
 			}
 		}
@@ -414,7 +414,7 @@ func (r *Replica) start(ctx context.Context, term int64, prev chan struct{}) *ru
 		if c.Clock == nil {
 			c.Clock = r.cfg.Clock
 		}
-		c.Store, c.Role, c.Owner, c.Term, c.Registerer = r.cfg.Store, dispatch.RoleScheduler, r.cfg.ID, term, reg
+		c.Store, c.Owner, c.Term, c.Registerer = r.cfg.Store, "", term, reg
 		if c.Logger == nil {
 			c.Logger = r.log
 		}
@@ -426,7 +426,7 @@ func (r *Replica) start(ctx context.Context, term int64, prev chan struct{}) *ru
 			default:
 			}
 		}
-		d, err := dispatch.New(c)
+		d, err := dispatch.NewScheduler(c)
 		if err != nil {
 			r.log.Error("dispatcher", "error", err.Error())
 			return
@@ -441,7 +441,7 @@ func (r *Replica) start(ctx context.Context, term int64, prev chan struct{}) *ru
 		r.cur = nil
 		r.mu.Unlock()
 		if err != nil && dctx.Err() == nil {
-			r.log.Error("dispatcher stopped", "term", term, "error", err.Error())
+			r.log.Error("scheduler stopped", "term", term, "error", err.Error())
 		}
 	}()
 	return ru

@@ -218,7 +218,7 @@ func readyAfter(t *testing.T, p *replicaProc, after time.Time) time.Time {
 			Time time.Time `json:"time"`
 			Msg  string    `json:"msg"`
 		}
-		if json.Unmarshal(sc.Bytes(), &line) == nil && line.Msg == "dispatcher ready" && line.Time.After(after) {
+		if json.Unmarshal(sc.Bytes(), &line) == nil && line.Msg == "scheduler ready" && line.Time.After(after) {
 			return line.Time
 		}
 	}
@@ -236,7 +236,7 @@ func (s *replicaSet) takeover(killedAt time.Time, within time.Duration) (*replic
 			return p, at.Sub(killedAt)
 		}
 		if time.Now().After(deadline) {
-			s.t.Fatalf("replica %s leads but its log has no dispatcher ready after the kill", p.id)
+			s.t.Fatalf("replica %s leads but its log has no scheduler ready after the kill", p.id)
 		}
 		time.Sleep(20 * time.Millisecond) // polling the log
 	}

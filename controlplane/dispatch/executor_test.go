@@ -1,0 +1,167 @@
+package dispatch_test
+
+import (
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/dispatch"
+	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/store"
+	"github.com/schedulerhq/terraform-provider-scheduler/internal/testsignal"
+)
+
+// replicaExecutor is an env whose executor is a replica's (owner), on the fake clock: Lease 3 s
+// (renewed every second), Poll 1 s.
+func replicaExecutor(t *testing.T, owner string) *env {
+	t.Helper()
+	return newEnv(t, t0, func(c *dispatch.Config) { c.Owner, c.Lease, c.Poll = owner, 3*time.Second, time.Second })
+}
+
+// leaderClaim claims an occurrence of j due at due, unowned, as the leader's scheduler does.
+func (e *env) leaderClaim(j *store.Job, tag string, due time.Time) *store.Execution {
+	e.t.Helper()
+	res, err := e.store.ExecutionClaimMany(e.t.Context(), store.ExecutionClaimManyParams{Now: e.clock.Now(), Claims: []store.ExecutionClaim{{
+		ExpectVersion: j.Version, NextExecutionTime: due.Add(time.Minute),
+		Execution: store.Execution{JobID: j.ID, Tag: tag, Scheduled: due, Phase: store.ActionMain, DueAt: due, ClaimedAt: e.clock.Now()},
+	}}})
+	if err != nil || res[0].Err != nil {
+		e.t.Fatalf("claim: %v %+v", err, res)
+	}
+	return res[0].Execution
+}
+
+// waitIDs waits for a signal carrying exactly ids.
+func waitIDs(t *testing.T, what string, sig *testsignal.Signal[[]int64], ids ...int64) {
+	t.Helper()
+	if _, err := sig.Wait(wait, func(got []int64) bool { return slices.Equal(got, ids) }); err != nil {
+		t.Fatalf("%s %v: %v", what, ids, err)
+	}
+}
+
+// TestAReplicasExecutorTakesHoldsUntilDueAndRecordsAsOwner: woken, a replica's executor takes an
+// execution due within its horizon, holds it until due on the fake clock, runs it with its tag
+// and records it as its owner.
+func TestAReplicasExecutorTakesHoldsUntilDueAndRecordsAsOwner(t *testing.T) {
+	tg := newTarget(t)
+	e := replicaExecutor(t, "a")
+	props := everyMinute(t0.Add(time.Hour))
+	props.Action = httpAction(tg.URL + "/taken")
+	j := e.putJob("j", props, "Enabled")
+	e.start()
+	x := e.leaderClaim(j, "leader-claim", t0.Add(time.Second))
+	e.exec.Wake()
+	waitIDs(t, "taken", &e.exec.TestSignals.Taken, x.ID)
+	equal(t, "owner in the store", e.unfinished()[0].Owner, "a")
+	tg.noHit(t) // held: due at t0+1s
+
+	e.clock.Set(t0.Add(time.Second))
+	h := tg.next(t)
+	equal(t, "tag", h.Header.Get("x-ms-execution-tag"), "leader-claim")
+	r := e.record()
+	equal(t, "recorded as its owner", [2]any{r.Owner, r.Finished}, [2]any{"a", true})
+	equal(t, "unfinished executions", len(e.unfinished()), 0)
+}
+
+// TestAReplicasExecutorRenewsWhatItRunsAndReleasesOnStop: while its attempt hangs, the executor
+// renews the lease every Lease/3 of the fake clock, so the leader's rescue finds nothing to
+// rescue long after the first lease would have ended; stopped, it releases the execution, which
+// another replica takes at once.
+func TestAReplicasExecutorRenewsWhatItRunsAndReleasesOnStop(t *testing.T) {
+	tg := newTarget(t)
+	hang := make(chan struct{})
+	tg.block = hang
+	e := replicaExecutor(t, "a")
+	e.cfg.ShutdownGrace = time.Millisecond // the hanging attempt is cut short on stop
+	props := everyMinute(t0.Add(time.Hour))
+	props.Action = httpAction(tg.URL + "/hangs")
+	j := e.putJob("j", props, "Enabled")
+	e.start()
+	defer close(hang)
+	x := e.leaderClaim(j, "renewed", t0)
+	e.exec.Wake()
+	waitIDs(t, "taken", &e.exec.TestSignals.Taken, x.ID)
+	tg.next(t) // under way, hanging
+	l, err := e.store.LeaderElect(t.Context(), store.LeaderElectParams{Replica: "leader", TTL: time.Hour, Now: t0})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 9 { // 9 s: three leases
+		e.clock.Advance(time.Second)
+		waitIDs(t, "renewed", &e.exec.TestSignals.Renewed, x.ID)
+		n, err := e.store.ExecutionRescue(t.Context(), store.ExecutionRescueParams{Now: e.clock.Now(), Term: l.Term})
+		if err != nil || n != 0 {
+			t.Fatalf("rescue at %s: %d, %v; want nothing (the lease is renewed)", e.clock.Now().Sub(t0), n, err)
+		}
+	}
+	e.stopAdvancing() // the grace period runs on the fake clock
+	waitIDs(t, "released", &e.exec.TestSignals.Released, x.ID)
+	taken, err := e.store.ExecutionTake(t.Context(), store.ExecutionTakeParams{Owner: "b", IDs: []int64{x.ID}, Lease: time.Second, Now: e.clock.Now()})
+	if err != nil || len(taken) != 1 {
+		t.Fatalf("replica b takes the released execution: %d, %v; want it", len(taken), err)
+	}
+}
+
+// TestAReplicasExecutorDropsWhatItLost: an execution the executor holds, rescued by the leader
+// after the lease ran out (the replica lost the database for a while), is dropped when the next
+// renewal says so: it does not run here; another replica takes it and runs it with its tag.
+func TestAReplicasExecutorDropsWhatItLost(t *testing.T) {
+	tg := newTarget(t)
+	a := replicaExecutor(t, "a")
+	a.cfg.Poll = time.Hour // a takes only when woken: it does not take the execution back
+	props := everyMinute(t0.Add(time.Hour))
+	props.Action = httpAction(tg.URL + "/lost")
+	j := a.putJob("j", props, "Enabled")
+	a.start()
+	due := t0.Add(1200 * time.Millisecond) // within the take's horizon, after a's first renewal
+	x := a.leaderClaim(j, "lost", due)
+	a.exec.Wake()
+	waitIDs(t, "taken", &a.exec.TestSignals.Taken, x.ID)
+
+	// The leader rescues it as if a's lease had run out (a's clock has not moved: its renewals
+	// have not come yet), and replica b takes it.
+	l, err := a.store.LeaderElect(t.Context(), store.LeaderElectParams{Replica: "leader", TTL: time.Hour, Now: t0})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n, err := a.store.ExecutionRescue(t.Context(), store.ExecutionRescueParams{Now: t0.Add(time.Minute), Term: l.Term}); err != nil || n != 1 {
+		t.Fatalf("rescue: %d, %v; want 1", n, err)
+	}
+	a.clock.Advance(time.Second) // a's renewal: lost (the execution is due 200 ms later)
+	waitIDs(t, "lost", &a.exec.TestSignals.Lost, x.ID)
+
+	b := &env{t: t, store: a.store, box: a.box, clock: a.clock, records: make(chan store.AttemptRecord, 10), coll: a.coll, cfg: a.cfg}
+	b.cfg.Owner = "b"
+	b.cfg.OnRecord = func(r store.AttemptRecord, _ store.AttemptRecordResult) { b.records <- r }
+	b.start()
+	b.exec.Wake()
+	waitIDs(t, "taken by b", &b.exec.TestSignals.Taken, x.ID)
+	a.clock.Set(due)
+	h := tg.next(t)
+	equal(t, "tag", h.Header.Get("x-ms-execution-tag"), "lost")
+	r := b.record()
+	equal(t, "recorded by b", r.Owner, "b")
+	equal(t, "a recorded nothing", len(a.records), 0)
+	equal(t, "requests", len(tg.hits), 0)
+}
+
+// stopAdvancing stops the executor while moving the fake clock on 1 ms at a time, so that its
+// shutdown grace period passes.
+func (e *env) stopAdvancing() {
+	e.t.Helper()
+	e.cancel()
+	e.cancel = nil
+	deadline := time.After(wait)
+	for {
+		select {
+		case err := <-e.done:
+			if err != nil {
+				e.t.Errorf("Run: %v", err)
+			}
+			return
+		case <-deadline:
+			e.t.Fatal("Run did not return")
+		case <-time.After(10 * time.Millisecond):
+			e.clock.Advance(time.Millisecond)
+		}
+	}
+}
