@@ -125,9 +125,15 @@ func Copy(ctx context.Context, from, to store.Dumper, opts Options) (Sum, error)
 	return sum, nil
 }
 
-// checkEmpty refuses a target holding any row in a copied table.
+// checkEmpty refuses a target holding any row in a copied table, and one a daemon leads (it
+// would not see the rows copied under it until it restarts).
 func checkEmpty(ctx context.Context, to store.Dumper) error {
 	return to.Dump(ctx, func(r store.DumpReader) error {
+		if replica, alive, err := r.Leader(ctx); err != nil {
+			return err
+		} else if alive {
+			return fmt.Errorf("%w: a daemon runs on the target (replica %s holds its leadership): stop it, copy, then start it", ErrNotEmpty, replica)
+		}
 		for _, t := range store.DumpTables() {
 			n, err := r.Count(ctx, t)
 			if err != nil {

@@ -185,3 +185,16 @@ func TestDumpRowCheck(t *testing.T) {
 		}
 	}
 }
+
+// TestCopyRefusesALedTarget: an empty target a daemon leads is refused (that daemon would not see
+// the rows copied under it).
+func TestCopyRefusesALedTarget(t *testing.T) {
+	src, dst := openSQLite(t, "source.db"), openSQLite(t, "target.db")
+	if _, err := dst.LeaderElect(t.Context(), store.LeaderElectParams{Replica: "r1", TTL: time.Hour}); err != nil {
+		t.Fatal(err)
+	}
+	_, err := transfer.Copy(t.Context(), src, dst, transfer.Options{})
+	if !errors.Is(err, transfer.ErrNotEmpty) || !strings.Contains(err.Error(), "a daemon runs on the target (replica r1 holds its leadership)") {
+		t.Fatalf("copy into a led target: %v", err)
+	}
+}
