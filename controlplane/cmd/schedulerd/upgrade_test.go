@@ -121,7 +121,9 @@ func TestUpgradeFromTheFirstSchema(t *testing.T) {
 				t.Fatal(err)
 			}
 			now := time.Now().UTC()
-			due := now.Truncate(time.Minute)
+			// Hourly jobs: the occurrence due now is the only one within the test, whatever
+			// minute boundary it crosses.
+			due := now.Truncate(time.Second).Add(-2 * time.Second)
 			fill := func(db oldDB) {
 				coll := db.insert(`INSERT INTO collections (subscription, resource_group, name, sub_key, rg_key, name_key, location, tags,
 					properties, state, created_at, updated_at, version) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13) RETURNING id`,
@@ -129,7 +131,7 @@ func TestUpgradeFromTheFirstSchema(t *testing.T) {
 					`{"sku":{"name":"Standard"},"state":"Enabled","quota":{"maxJobCount":50}}`, "Enabled", db.at(now.Add(-time.Hour)), db.at(now.Add(-time.Hour)), 1)
 				job := func(name string, count int, next time.Time) int64 {
 					props := fmt.Sprintf(`{"startTime":%q,"action":{"type":"Http","request":{"uri":"%s/%s","method":"POST"}},`+
-						`"recurrence":{"frequency":"Minute","interval":1},"state":"Enabled"}`, due.Add(-time.Hour).Format(time.RFC3339), recvURL, name)
+						`"recurrence":{"frequency":"Hour","interval":1},"state":"Enabled"}`, due.Add(-time.Hour).Format(time.RFC3339), recvURL, name)
 					return db.insert(`INSERT INTO jobs (collection_id, name, name_key, properties, state, created_at, updated_at, version,
 						execution_count, last_execution_time, next_execution_time) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) RETURNING id`,
 						coll, name, name, props, "Enabled", db.at(now.Add(-time.Hour)), db.at(now.Add(-time.Minute)), 2+count,
