@@ -314,7 +314,7 @@ func (ex *Executor) attempt(ctx context.Context, t task) (*recordOp, bool) {
 	}}
 	o := jobstate.Attempt{
 		Success: res.Success, Phase: x.Phase, Retries: x.Attempt, Policy: jobstate.RetryPolicy(&props, x.Phase),
-		HasErrorAction: props.Action != nil && props.Action.ErrorAction != nil, End: end,
+		HasErrorAction: props.Action != nil && props.Action.ErrorAction != nil, End: end, Tag: x.Tag,
 	}.Outcome()
 	r.rec.Failure, r.rec.Finished, r.rec.Faulted = o.Failure, o.Finished, o.Faulted
 	r.rec.Next, r.rec.Phase, r.rec.Attempt = o.Next, o.Phase, o.Retries

@@ -15,7 +15,7 @@ var (
 	frequencies      = []string{"Minute", "Hour", "Day", "Week", "Month"}
 	weekDays         = []string{"Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday"}
 	jobStates        = []string{StateEnabled, StateDisabled, StateCompleted, StateFaulted}
-	retryTypes       = []string{"None", "Fixed"}
+	retryTypes       = []string{"None", "Fixed", "Exponential"}
 	transportTypes   = []string{"NotSpecified", "NetMessaging", "AMQP"}
 	sbAuthTypes      = []string{"NotSpecified", "SharedAccessKey"}
 	collectionStates = []string{StateEnabled, StateDisabled, StateSuspended, StateDeleted}
@@ -194,7 +194,7 @@ func WeekDays() []string { return slices.Clone(weekDays) }
 // HTTPMethods returns the methods an Http(s) action may use.
 func HTTPMethods() []string { return slices.Clone(httpMethods) }
 
-// RetryTypes returns the retry policy types: None, Fixed.
+// RetryTypes returns the retry policy types: None, Fixed, Exponential (extension).
 func RetryTypes() []string { return slices.Clone(retryTypes) }
 
 // TransportTypes returns the Service Bus transport types: NotSpecified, NetMessaging, AMQP.

@@ -79,9 +79,11 @@ func Validate(p *wire.JobProperties, created time.Time) (*recurrence.Rule, wire.
 		a := p.Action
 		validateAction(&ps, "action", a.Type, a.Request, a.QueueMessage, a.ServiceBusQueueMessage, a.ServiceBusTopicMessage)
 		validateRetry(&ps, "action.retryPolicy", a.RetryPolicy)
+		validateTimeout(&ps, "action.timeout", a.Timeout)
 		if e := a.ErrorAction; e != nil {
 			validateAction(&ps, "action.errorAction", e.Type, e.Request, e.QueueMessage, e.ServiceBusQueueMessage, e.ServiceBusTopicMessage)
 			validateRetry(&ps, "action.errorAction.retryPolicy", e.RetryPolicy)
+			validateTimeout(&ps, "action.errorAction.timeout", e.Timeout)
 		}
 	}
 	if size := definitionSize(p); size > MaxDefinitionBytes {
@@ -147,6 +149,9 @@ func validateAction(ps *problems, path, typ string, req *wire.HTTPRequest, q *wi
 	for _, k := range others {
 		ps.add(path+"."+k, "is not allowed with a %s action (it takes %s)", t, want)
 	}
+	if want != "request" && req != nil && req.Signing != nil {
+		ps.add(path+".request.signing", "is allowed only on Http and Https actions (a %s action sends no HTTP request)", t)
+	}
 	switch {
 	case (t == ActionHTTP || t == ActionHTTPS) && req != nil:
 		validateRequest(ps, path+".request", t, req)
@@ -202,6 +207,9 @@ func validateRequest(ps *problems, path, typ string, r *wire.HTTPRequest) {
 	}
 	if r.Authentication != nil {
 		validateAuth(ps, path+".authentication", r.Authentication)
+	}
+	if r.Signing != nil {
+		validateSigning(ps, path+".signing", r.Signing)
 	}
 }
 

@@ -63,7 +63,27 @@ func TestValidateProblems(t *testing.T) {
 		}},
 		{"error action", `{"action":{"type":"Https","request":{"uri":"https://e.com","method":"GET"},"errorAction":{"type":"Http","request":{"uri":"https://e.com","method":"GET"},"retryPolicy":{"retryType":"Sometimes"}}}}`, []string{
 			`action.errorAction.request.uri: the scheme "https" does not match the action type Http (it must be http)`,
-			`action.errorAction.retryPolicy.retryType: "Sometimes" is not one of None, Fixed`,
+			`action.errorAction.retryPolicy.retryType: "Sometimes" is not one of None, Fixed, Exponential`,
+		}},
+		{"timeouts", `{"action":{"type":"Https","request":{"uri":"https://e.com","method":"GET"},"timeout":"PT31M","errorAction":{"type":"Https","request":{"uri":"https://e.com","method":"GET"},"timeout":"PT0S"}}}`, []string{
+			`action.timeout: "PT31M" is 31m0s, outside PT1S..PT30M`,
+			`action.errorAction.timeout: "PT0S" is 0s, outside PT1S..PT30M`,
+		}},
+		{"exponential cap below the interval", `{"action":{"type":"Https","request":{"uri":"https://e.com","method":"GET"},"retryPolicy":{"retryType":"Exponential","retryInterval":"PT1M","maxRetryInterval":"PT30S"}}}`,
+			[]string{`action.retryPolicy.maxRetryInterval: "PT30S" is 30s, below the retryInterval of 1m0s`}},
+		{"signing secrets", `{"action":{"type":"Https","request":{"uri":"https://e.com","method":"GET","signing":{"secret":"MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw","previousSecret":"whsec_AAAA"}}}}`, []string{
+			`action.request.signing.secret: must start with "whsec_"`,
+			"action.request.signing.previousSecret: decodes to 3 bytes; 24 to 64 are allowed",
+		}},
+		{"signing secret not base64, too long", `{"action":{"type":"Https","request":{"uri":"https://e.com","method":"GET","signing":{"secret":"whsec_not base64!","previousSecret":"whsec_` + strings.Repeat("A", 88) + `"}}}}`, []string{
+			"action.request.signing.secret: must be whsec_ followed by standard base64",
+			"action.request.signing.previousSecret: decodes to 66 bytes; 24 to 64 are allowed",
+		}},
+		{"signing without a secret", `{"action":{"type":"Https","request":{"uri":"https://e.com","method":"GET","signing":{"previousSecret":"whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"}}}}`,
+			[]string{"action.request.signing.secret: is required for signing"}},
+		{"signing on a storage queue action", `{"action":{"type":"StorageQueue","queueMessage":{"storageAccount":"acct","queueName":"queue","sasToken":"sv=1&sig=x","message":"m"},"request":{"signing":{"secret":"whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"}}}}`, []string{
+			"action.request: is not allowed with a StorageQueue action (it takes queueMessage)",
+			"action.request.signing: is allowed only on Http and Https actions (a StorageQueue action sends no HTTP request)",
 		}},
 		{"service bus", `{"action":{"type":"ServiceBusTopic","serviceBusTopicMessage":{"topicPath":"t","namespace":"n"}}}`, []string{
 			`action.serviceBusTopicMessage.namespace: "n" is not a Service Bus namespace: 6 to 50 letters, digits and hyphens, starting with a letter and not ending with a hyphen`,

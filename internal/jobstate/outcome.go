@@ -15,6 +15,7 @@ type Attempt struct {
 	Policy         retry.Policy // the phase's retry policy (RetryPolicy)
 	HasErrorAction bool         // the job has an error action
 	End            time.Time    // when the attempt ended
+	Tag            string       // the execution's tag: seeds an Exponential policy's jitter
 }
 
 // Result names what an attempt leads to.
@@ -51,7 +52,8 @@ type Outcome struct {
 }
 
 // Outcome decides what an attempt leads to: a success finishes the execution; a failure is
-// retried while the phase's policy (Fixed) has retries left, Interval after the attempt ended;
+// retried while the phase's policy (Fixed or Exponential) has retries left, Interval (Fixed) or
+// Backoff (Exponential) after the attempt ended;
 // a main action failed after its retries goes on to the error action when there is one, at once;
 // else the occurrence is faulted. A failed attempt that will be retried is recorded as Failed.
 func (a Attempt) Outcome() Outcome {
@@ -60,8 +62,8 @@ func (a Attempt) Outcome() Outcome {
 		return Outcome{Result: Recovered, Finished: true}
 	case a.Success:
 		return Outcome{Result: Succeeded, Finished: true}
-	case a.Policy.Type == retry.Fixed && a.Retries < a.Policy.Count:
-		return Outcome{Result: Retried, Next: a.End.Add(a.Policy.Interval), Phase: a.Phase, Retries: a.Retries + 1}
+	case a.Policy.Type != retry.None && a.Retries < a.Policy.Count:
+		return Outcome{Result: Retried, Next: a.End.Add(Backoff(a.Policy, a.Tag, a.Retries)), Phase: a.Phase, Retries: a.Retries + 1}
 	case a.Phase == PhaseMain && a.HasErrorAction:
 		return Outcome{Result: ToErrorAction, Failure: true, Next: a.End, Phase: PhaseError}
 	default:

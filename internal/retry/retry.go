@@ -25,11 +25,18 @@ const (
 	None Type = iota
 	// Fixed: a failed attempt is retried Count times, Interval apart.
 	Fixed
+	// Exponential (extension, SPEC 8): a failed attempt is retried Count times, the first
+	// Interval after it, each further one twice the previous delay, at most MaxInterval, with
+	// jitter (jobstate.Backoff).
+	Exponential
 )
 
 func (t Type) String() string {
-	if t == None {
+	switch t {
+	case None:
 		return "None"
+	case Exponential:
+		return "Exponential"
 	}
 	return "Fixed"
 }
@@ -41,17 +48,21 @@ const (
 	MinInterval     = 15 * time.Second
 	MaxInterval     = 18 * Month
 	MaxCount        = 20
+	// DefaultMaxRetryInterval caps an Exponential policy's delays without maxRetryInterval.
+	DefaultMaxRetryInterval = time.Hour
 
 	Day   = 24 * time.Hour
 	Month = 30 * Day  // what a month counts as in an ISO 8601 duration
 	Year  = 365 * Day // what a year counts as in an ISO 8601 duration
 )
 
-// Policy is a validated retry policy. With Type None, Interval and Count are zero.
+// Policy is a validated retry policy. With Type None, Interval and Count are zero; MaxInterval
+// is set only with Type Exponential (never below Interval).
 type Policy struct {
-	Type     Type
-	Interval time.Duration
-	Count    int
+	Type        Type
+	Interval    time.Duration
+	Count       int
+	MaxInterval time.Duration
 }
 
 // Default is the policy of an action without retryPolicy: Fixed, 30 s, 4 retries.
@@ -73,8 +84,10 @@ func Parse(path string, p *wire.RetryPolicy) (Policy, wire.Problems) {
 	case p.RetryType == "" || strings.EqualFold(p.RetryType, "Fixed"):
 	case strings.EqualFold(p.RetryType, "None"):
 		pol.Type = None
+	case strings.EqualFold(p.RetryType, "Exponential"):
+		pol.Type = Exponential
 	default:
-		ps = append(ps, wire.Problem{Path: path + ".retryType", Message: fmt.Sprintf("%q is not one of None, Fixed", p.RetryType)})
+		ps = append(ps, wire.Problem{Path: path + ".retryType", Message: fmt.Sprintf("%q is not one of None, Fixed, Exponential", p.RetryType)})
 	}
 	if p.RetryInterval != "" {
 		d, err := ParseInterval(p.RetryInterval)
@@ -96,6 +109,7 @@ func Parse(path string, p *wire.RetryPolicy) (Policy, wire.Problems) {
 			pol.Count = c
 		}
 	}
+	ps = append(ps, parseMax(path, p, &pol)...)
 	if len(ps) > 0 {
 		return Policy{}, ps
 	}
@@ -103,6 +117,33 @@ func Parse(path string, p *wire.RetryPolicy) (Policy, wire.Problems) {
 		return Policy{Type: None}, nil
 	}
 	return pol, nil
+}
+
+// parseMax reads maxRetryInterval into pol: only an Exponential policy has one (default one hour,
+// or the retry interval when that is longer), within the interval's bounds and not below it.
+func parseMax(path string, p *wire.RetryPolicy, pol *Policy) wire.Problems {
+	if pol.Type != Exponential {
+		if p.MaxRetryInterval != "" {
+			return wire.Problems{{Path: path + ".maxRetryInterval", Message: "is allowed only with retryType Exponential"}}
+		}
+		return nil
+	}
+	if p.MaxRetryInterval == "" {
+		pol.MaxInterval = max(DefaultMaxRetryInterval, pol.Interval)
+		return nil
+	}
+	d, err := ParseInterval(p.MaxRetryInterval)
+	at := path + ".maxRetryInterval"
+	switch {
+	case err != nil:
+		return wire.Problems{{Path: at, Message: err.Error()}}
+	case d > MaxInterval:
+		return wire.Problems{{Path: at, Message: fmt.Sprintf("%q is %v, above the maximum of 18 months (540 days)", p.MaxRetryInterval, d)}}
+	case d < pol.Interval:
+		return wire.Problems{{Path: at, Message: fmt.Sprintf("%q is %v, below the retryInterval of %v", p.MaxRetryInterval, d, pol.Interval)}}
+	}
+	pol.MaxInterval = d
+	return nil
 }
 
 // ParseInterval reads an ISO 8601 duration (PnYnMnWnDTnHnMnS, fractions allowed on the last

@@ -9,7 +9,7 @@ func (a *JobAction) Body() *JobErrorAction {
 	return &JobErrorAction{
 		Type: a.Type, Request: a.Request, QueueMessage: a.QueueMessage,
 		ServiceBusQueueMessage: a.ServiceBusQueueMessage, ServiceBusTopicMessage: a.ServiceBusTopicMessage,
-		RetryPolicy: a.RetryPolicy,
+		RetryPolicy: a.RetryPolicy, Timeout: a.Timeout,
 	}
 }
 
@@ -31,6 +31,10 @@ func (a *JobErrorAction) NamedSecretFields() []SecretField {
 		out = append(out, SecretField{"request.authentication.password", &r.Authentication.Password},
 			SecretField{"request.authentication.pfx", &r.Authentication.Pfx},
 			SecretField{"request.authentication.secret", &r.Authentication.Secret})
+	}
+	if r := a.Request; r != nil && r.Signing != nil {
+		out = append(out, SecretField{"request.signing.secret", &r.Signing.Secret},
+			SecretField{"request.signing.previousSecret", &r.Signing.PreviousSecret})
 	}
 	if q := a.QueueMessage; q != nil {
 		out = append(out, SecretField{"queueMessage.sasToken", &q.SasToken})
@@ -67,6 +71,7 @@ func (a *JobErrorAction) Clone() *JobErrorAction {
 	if a.Request != nil {
 		r := *a.Request
 		r.Authentication = clonePtr(r.Authentication)
+		r.Signing = clonePtr(r.Signing)
 		c.Request = &r
 	}
 	c.QueueMessage = clonePtr(a.QueueMessage)
@@ -110,7 +115,7 @@ func (a *JobAction) Clone() *JobAction {
 	return &JobAction{
 		Type: b.Type, Request: b.Request, QueueMessage: b.QueueMessage,
 		ServiceBusQueueMessage: b.ServiceBusQueueMessage, ServiceBusTopicMessage: b.ServiceBusTopicMessage,
-		RetryPolicy: a.RetryPolicy, ErrorAction: a.ErrorAction.Clone(),
+		RetryPolicy: a.RetryPolicy, ErrorAction: a.ErrorAction.Clone(), Timeout: a.Timeout,
 	}
 }
 

@@ -16,7 +16,8 @@ func TestJobPropertiesClone(t *testing.T) {
 	orig := JobProperties{
 		StartTime: "2026-01-01T00:00",
 		Action: &JobAction{
-			Type: "Https", Request: &HTTPRequest{URI: "https://a.test", Method: "GET", Authentication: auth()},
+			Type: "Https", Request: &HTTPRequest{URI: "https://a.test", Method: "GET", Authentication: auth(),
+				Signing: &HTTPSigning{Secret: "whsec_a", PreviousSecret: "whsec_b"}},
 			QueueMessage:           &StorageQueueMessage{SasToken: "sas"},
 			ServiceBusQueueMessage: &ServiceBusQueueMessage{ServiceBusMessage: ServiceBusMessage{Authentication: &ServiceBusAuthentication{SasKey: "k1"}}},
 			ServiceBusTopicMessage: &ServiceBusTopicMessage{ServiceBusMessage: ServiceBusMessage{Authentication: &ServiceBusAuthentication{SasKey: "k2"}}},
@@ -37,8 +38,8 @@ func TestJobPropertiesClone(t *testing.T) {
 	}
 	c := orig.Clone()
 	fields := c.Action.SecretFields()
-	if len(fields) != 12 {
-		t.Fatalf("%d secret fields, want 12", len(fields))
+	if len(fields) != 14 {
+		t.Fatalf("%d secret fields, want 14", len(fields))
 	}
 	for _, f := range fields {
 		*f = ""

@@ -81,6 +81,9 @@ type JobAction struct {
 	ServiceBusTopicMessage *ServiceBusTopicMessage `json:"serviceBusTopicMessage,omitempty"`
 	RetryPolicy            *RetryPolicy            `json:"retryPolicy,omitempty"`
 	ErrorAction            *JobErrorAction         `json:"errorAction,omitempty"`
+	// Timeout (extension, SPEC 8): how long one attempt may take, an ISO 8601 duration
+	// PT1S..PT30M; absent means PT60S.
+	Timeout string `json:"timeout,omitempty"`
 }
 
 // JobErrorAction runs when the main action's retries are spent. Same shape as JobAction without
@@ -92,6 +95,7 @@ type JobErrorAction struct {
 	ServiceBusQueueMessage *ServiceBusQueueMessage `json:"serviceBusQueueMessage,omitempty"`
 	ServiceBusTopicMessage *ServiceBusTopicMessage `json:"serviceBusTopicMessage,omitempty"`
 	RetryPolicy            *RetryPolicy            `json:"retryPolicy,omitempty"`
+	Timeout                string                  `json:"timeout,omitempty"` // extension: see JobAction.Timeout
 }
 
 // HTTPRequest is an Http or Https action.
@@ -101,6 +105,15 @@ type HTTPRequest struct {
 	Method         string              `json:"method,omitempty"`
 	Body           string              `json:"body,omitempty"`
 	Headers        map[string]string   `json:"headers,omitempty"`
+	Signing        *HTTPSigning        `json:"signing,omitempty"` // extension (SPEC 8)
+}
+
+// HTTPSigning signs every attempt as the Standard Webhooks specification says (extension, SPEC 8).
+// Secret and PreviousSecret ("whsec_" + base64 of 24..64 bytes) are write-only: never returned.
+// During a rotation each request carries one signature per secret.
+type HTTPSigning struct {
+	Secret         string `json:"secret,omitempty"`
+	PreviousSecret string `json:"previousSecret,omitempty"`
 }
 
 // HTTPAuthentication is outbound authentication: Basic, ClientCertificate, ActiveDirectoryOAuth
@@ -178,9 +191,12 @@ type ServiceBusBrokeredMessageProperties struct {
 
 // RetryPolicy says how a failed attempt is retried.
 type RetryPolicy struct {
-	RetryType     string `json:"retryType,omitempty"`     // None, Fixed
+	RetryType     string `json:"retryType,omitempty"`     // None, Fixed, Exponential (extension)
 	RetryInterval string `json:"retryInterval,omitempty"` // ISO 8601 duration or hh:mm:ss
 	RetryCount    *int   `json:"retryCount,omitempty"`
+	// MaxRetryInterval (extension, Exponential only) caps the delay between retries; absent
+	// means PT1H.
+	MaxRetryInterval string `json:"maxRetryInterval,omitempty"`
 }
 
 // JobRecurrence is when a job repeats (SPEC 4).
