@@ -11,6 +11,9 @@
 //   - Written or enabled: FirstRun is a job's next execution and state when it is written (PUT,
 //     PATCH), enabled, or its collection is enabled: the startTime table of SPEC 4.3, count
 //     already spent, and no repeat of the "once, immediately" run of a job that executed.
+//   - Started: StartAt is when an occurrence starts: its scheduled time plus the recurrence's
+//     jitter offset (JitterOffset), the same for every replica and preview, never reaching the
+//     next occurrence.
 //   - Claimed: Claim is an occurrence's claim: misfire coalescing (MaxCoalesce), the expected
 //     time, the next execution (count and endTime), and LastExecutionAt, the job's
 //     lastExecutionTime after the claim. ResumeAfter moves a next execution past an occurrence

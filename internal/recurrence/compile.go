@@ -93,10 +93,15 @@ func Compile(startTime string, rec *wire.JobRecurrence, created time.Time) (*Rul
 		}
 	}
 	schedOK := compileSchedule(r, rec.Schedule, freqOK, add)
+	compileExcludeDates(r, rec.ExcludeDates, add)
+	jitterOK := parseJitter(r, rec.Jitter, add)
 	if len(ps) > 0 {
 		return nil, ps
 	}
 	r.prepare()
+	if jitterOK && !checkJitter(r, add) {
+		return nil, ps
+	}
 	if !endOK || !schedOK {
 		return nil, ps
 	}
@@ -121,11 +126,15 @@ func Compile(startTime string, rec *wire.JobRecurrence, created time.Time) (*Rul
 
 // firstCandidate is the first candidate at or after the anchor, endTime ignored.
 func (r *Rule) firstCandidate() (time.Time, bool) {
-	cur := r.anchor
-	if r.freq == Minute || r.freq == Hour {
-		return r.nextElapsed(cur)
+	raw := func(t time.Time) (time.Time, bool) {
+		cur := t.Add(time.Nanosecond)
+		if r.freq == Minute || r.freq == Hour {
+			return r.nextElapsed(cur)
+		}
+		return r.nextCalendar(cur)
 	}
-	return r.nextCalendar(cur)
+	at, ok := raw(r.anchor.Add(-time.Nanosecond))
+	return r.skipExcluded(at, ok, raw)
 }
 
 func emptySchedule(s *wire.JobRecurrenceSchedule) bool {

@@ -17,6 +17,8 @@ import (
 //   - without a startTime the job is anchored at its creation, so what the rule takes from the
 //     anchor (the time of day, the week day, the day of the month) is said as "the time it was
 //     created" rather than a value that depends on when the description was made;
+//   - jitter and excluded dates follow ("up to 5 minutes later", "except 3 dates", or the date
+//     when there is one);
 //   - count and endTime follow ("5 times", "until 2026-12-31 00:00"), then "from" startTime.
 //
 // Describe(nil) is "".
@@ -31,6 +33,16 @@ func Describe(r *Rule) string {
 		return "once at " + r.wallString(r.anchor) + r.zoneSuffix()
 	}
 	parts := []string{r.describeRule()}
+	if r.jitter > 0 {
+		parts = append(parts, "up to "+durationWords(r.jitter)+" later")
+	}
+	switch n := len(r.excluded); {
+	case n == 1:
+		y, m, d := civilFromDays(r.excluded[0])
+		parts = append(parts, fmt.Sprintf("except %04d-%02d-%02d", y, m, d))
+	case n > 1:
+		parts = append(parts, "except "+strconv.Itoa(n)+" dates")
+	}
 	switch {
 	case r.count == 1:
 		parts = append(parts, "once")
@@ -302,6 +314,28 @@ func ordinal(n int) string {
 		}
 	}
 	return strconv.Itoa(n) + suffix
+}
+
+// durationWords is "5 minutes", "1 hour and 30 minutes", "90 milliseconds".
+func durationWords(d time.Duration) string {
+	if d%time.Second != 0 {
+		return strconv.FormatInt(d.Milliseconds(), 10) + " milliseconds"
+	}
+	var out []string
+	for _, u := range []struct {
+		size time.Duration
+		name string
+	}{{time.Hour, "hour"}, {time.Minute, "minute"}, {time.Second, "second"}} {
+		if n := int64(d / u.size); n > 0 {
+			if n == 1 {
+				out = append(out, "1 "+u.name)
+			} else {
+				out = append(out, strconv.FormatInt(n, 10)+" "+u.name+"s")
+			}
+			d -= time.Duration(n) * u.size
+		}
+	}
+	return andList(out)
 }
 
 // andList is "a", "a and b", "a, b and c".

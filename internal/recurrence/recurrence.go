@@ -142,6 +142,9 @@ type Rule struct {
 	hourList  []int
 	minList   []int
 	hasFilter bool
+
+	excluded []int64       // sorted day numbers of excludeDates
+	jitter   time.Duration // recurrence.jitter, 0: none
 }
 
 // occurrence bits of Rule.occ: bits 0..4 are occurrences 1..5, bits 5..9 are -1..-5, bit 10 is
@@ -241,17 +244,28 @@ func (r *Rule) First(now time.Time) (at time.Time, immediate bool, ok bool) {
 		if r.hasEnd && now.After(r.end) {
 			return time.Time{}, false, false
 		}
+		if r.Excluded(now) {
+			// The run at creation falls on an excluded date: the first candidate after it instead.
+			at, ok = r.Next(now)
+			return at, false, ok
+		}
 		return now, true, true
 	}
 	at, ok = r.Next(now.Add(-time.Nanosecond))
 	return at, false, ok
 }
 
-// Next returns the first candidate strictly after t that is not before the anchor and not after
-// endTime, in Location(); ok is false when there is none. It does not apply count: the caller
-// knows how many executions happened. Without a recurrence the only candidate is startTime (none
-// when there is no startTime). Next allocates nothing.
+// Next returns the first candidate strictly after t that is not before the anchor, not after
+// endTime and not on an excluded date, in Location(); ok is false when there is none. It does not
+// apply count: the caller knows how many executions happened. Without a recurrence the only
+// candidate is startTime (none when there is no startTime). Next allocates nothing.
 func (r *Rule) Next(t time.Time) (time.Time, bool) {
+	at, ok := r.next(t)
+	return r.skipExcluded(at, ok, r.next)
+}
+
+// next is Next without excluded dates.
+func (r *Rule) next(t time.Time) (time.Time, bool) {
 	if !r.recurring {
 		if r.hasStart && r.anchor.After(t) {
 			return r.anchor, true
@@ -317,11 +331,13 @@ func (r *Rule) Occurrences(now time.Time, done, n int) []time.Time {
 	out := make([]time.Time, 0, min(n, 1024))
 	t := now.Add(-time.Nanosecond)
 	if done == 0 && !r.hasStart {
-		at, _, ok := r.First(now)
+		at, immediate, ok := r.First(now)
 		if !ok {
 			return nil
 		}
-		out = append(out, at)
+		if immediate {
+			out = append(out, at)
+		}
 		t = now
 	}
 	for len(out) < n {

@@ -32,6 +32,7 @@ type refRule struct {
 	weekDays  []time.Weekday
 	monthDays []int
 	occs      []refOcc
+	exclude   []string // dates YYYY-MM-DD in loc on which nothing runs
 }
 
 // refInstant is SPEC 4.2's instant of a wall clock in loc: the earlier of two, or moved forward
@@ -123,6 +124,7 @@ func (r refRule) candidates(from, to time.Time) []time.Time {
 			}
 		}
 	}
+	out = slices.DeleteFunc(out, func(t time.Time) bool { return slices.Contains(r.exclude, t.In(r.loc).Format("2006-01-02")) })
 	slices.SortFunc(out, func(x, y time.Time) int { return x.Compare(y) })
 	return slices.CompactFunc(out, func(x, y time.Time) bool { return x.Equal(y) })
 }
@@ -309,6 +311,21 @@ func randomCase(rng *rand.Rand) refCase {
 	}
 	if rng.IntN(2) == 0 {
 		now = now.Truncate(time.Minute)
+	}
+	// Excluded dates a quarter of the time: days around the anchor and the clock, consecutive runs of them
+	// included.
+	if rng.IntN(4) == 0 {
+		for range 1 + rng.IntN(30) {
+			from := a
+			if rng.IntN(2) == 0 {
+				from = now.In(loc)
+			}
+			d := from.AddDate(0, 0, rng.IntN(60)-2).Format("2006-01-02")
+			if !slices.Contains(ref.exclude, d) {
+				ref.exclude = append(ref.exclude, d)
+			}
+		}
+		rec.ExcludeDates = ref.exclude
 	}
 	return refCase{start: start, rec: rec, ref: ref, now: now}
 }

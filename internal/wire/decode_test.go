@@ -40,7 +40,7 @@ func TestDecodeReportsEveryProblemWithItsPath(t *testing.T) {
 		{"properties.action.serviceBusQueueMessage.customMessageProperties.a", "expected a string, got a number"},
 		{"properties.action.serviceBusQueueMessage.namespace", "expected a string, got a boolean"},
 		{"properties.action.serviceBusQueueMessage.queueName", "expected a string, got a number"},
-		{"properties.recurrence.colour", "unknown field (allowed: frequency, interval, count, endTime, timeZone, schedule)"},
+		{"properties.recurrence.colour", "unknown field (allowed: frequency, interval, count, endTime, timeZone, schedule, jitter, excludeDates)"},
 		{"properties.recurrence.count", "expected an integer, got 1.5"},
 		{"properties.recurrence.interval", "expected an integer, got a string"},
 		{"properties.recurrence.schedule.hours", "expected an array, got an object"},

@@ -207,6 +207,10 @@ type JobRecurrence struct {
 	EndTime   string                 `json:"endTime,omitempty"`
 	TimeZone  string                 `json:"timeZone,omitempty"` // IANA name (extension)
 	Schedule  *JobRecurrenceSchedule `json:"schedule,omitempty"`
+	// Jitter is an ISO 8601 duration (extension): each occurrence starts up to this much later.
+	Jitter string `json:"jitter,omitempty"`
+	// ExcludeDates are dates YYYY-MM-DD in the rule's zone on which it does not run (extension).
+	ExcludeDates []string `json:"excludeDates,omitempty"`
 }
 
 // JobRecurrenceSchedule narrows or widens a recurrence.
