@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"strconv"
@@ -54,13 +55,24 @@ func selfCPU() (time.Duration, error) {
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano()), nil
 }
 
-// cpuMark is the CPU time of the daemon and of this process at one moment.
-type cpuMark struct{ daemon, self time.Duration }
+// cpuMark is the CPU time of the daemon and of this process, and the daemon's allocations, at
+// one moment.
+type cpuMark struct {
+	daemon, self time.Duration
+	allocs       allocCounters
+}
 
-// markCPU marks the CPU of the daemon and its replicas (summed) and of this process.
-func markCPU(d *daemon) (cpuMark, error) {
+// markCPU marks the CPU and the allocations of the daemon and its replicas (summed) and the CPU
+// of this process.
+func markCPU(ctx context.Context, d *daemon) (cpuMark, error) {
 	var dc time.Duration
+	var al allocCounters
 	for _, p := range append([]*daemon{d}, d.peers...) {
+		a, err := readAllocs(ctx, p)
+		if err != nil {
+			return cpuMark{}, err
+		}
+		al.mallocs, al.bytes = al.mallocs+a.mallocs, al.bytes+a.bytes
 		c, err := processCPU(p.pid())
 		if err != nil {
 			return cpuMark{}, err
@@ -71,7 +83,7 @@ func markCPU(d *daemon) (cpuMark, error) {
 	if err != nil {
 		return cpuMark{}, err
 	}
-	return cpuMark{daemon: dc, self: sc}, nil
+	return cpuMark{daemon: dc, self: sc, allocs: al}, nil
 }
 
 // since describes the CPU used from m to now per unit of work (n units named what).
@@ -83,8 +95,9 @@ func (m cpuMark) since(now cpuMark, n int, what string) string {
 		}
 		return (t / time.Duration(n)).Round(time.Microsecond).String()
 	}
-	return fmt.Sprintf("daemon %s (%s per %s), schedbench %s (%s per %s)",
-		dd.Round(10*time.Millisecond), per(dd), what, ds.Round(10*time.Millisecond), per(ds), what)
+	return fmt.Sprintf("daemon %s (%s per %s; %s), schedbench %s (%s per %s)",
+		dd.Round(10*time.Millisecond), per(dd), what, m.allocs.perUnit(now.allocs, n, what),
+		ds.Round(10*time.Millisecond), per(ds), what)
 }
 
 // loadAverage is the first three fields of /proc/loadavg.

@@ -37,11 +37,7 @@ func createJobs(ctx context.Context, o options, d *daemon, sinkURL string) (int,
 			return 0, 0, fmt.Errorf("create collection %d: %w", c, err)
 		}
 	}
-	// Every job starts at a minute boundary in the past plus i mod spread seconds: the first
-	// execution is the first candidate at or after now, so nothing runs late on creation.
-	base := time.Now().UTC().Truncate(time.Minute).Add(-time.Hour)
-	spread := int(o.spread / time.Second)
-	one := 1
+	base := cycleBase(o, time.Now())
 	var next atomic.Int64
 	var firstErr error
 	var errOnce sync.Once
@@ -56,17 +52,7 @@ func createJobs(ctx context.Context, o options, d *daemon, sinkURL string) (int,
 				if i >= o.jobs || ctx.Err() != nil {
 					return
 				}
-				act := &wire.JobAction{Type: "Http", Request: &wire.HTTPRequest{URI: sinkURL, Method: "POST", Body: "bench"}}
-				if o.jobAction != nil {
-					act = o.jobAction()
-				}
-				act.RetryPolicy = &wire.RetryPolicy{RetryType: "None"}
-				def := &wire.JobDefinition{Properties: &wire.JobProperties{
-					StartTime:  base.Add(time.Duration(i%spread) * time.Second).Format(time.RFC3339),
-					Action:     act,
-					Recurrence: &wire.JobRecurrence{Frequency: "Minute", Interval: &one},
-					State:      "Enabled",
-				}}
+				def := jobDefinition(o, i, base, sinkURL)
 				if _, err := d.clientFor(i).JobPut(ctx, jobID(o, i), def); err != nil {
 					errOnce.Do(func() { firstErr = fmt.Errorf("create job %d: %w", i, err) })
 					return
@@ -80,6 +66,34 @@ func createJobs(ctx context.Context, o options, d *daemon, sinkURL string) (int,
 		return 0, 0, firstErr
 	}
 	return o.jobs, elapsed, ctx.Err()
+}
+
+// cycleBase is the start of the cycle (a multiple of the period since the zero time) an hour or
+// more before now: every job starts there plus its offset, so its first execution is the first
+// candidate at or after its creation and nothing runs late on creation; the observed cycles
+// start at later multiples of the period.
+func cycleBase(o options, now time.Time) time.Time {
+	p := o.period()
+	return now.UTC().Truncate(p).Add(-p * ((time.Hour + p - 1) / p))
+}
+
+// jobDefinition is job i: it recurs every period (Minute, its interval the period in minutes),
+// starting at base plus i mod spread seconds, so spread/1s due instants of each cycle share the
+// jobs evenly.
+func jobDefinition(o options, i int, base time.Time, sinkURL string) *wire.JobDefinition {
+	act := &wire.JobAction{Type: "Http", Request: &wire.HTTPRequest{URI: sinkURL, Method: "POST", Body: "bench"}}
+	if o.jobAction != nil {
+		act = o.jobAction()
+	}
+	act.RetryPolicy = &wire.RetryPolicy{RetryType: "None"}
+	interval := int(o.period() / time.Minute)
+	spread := int(o.spread / time.Second)
+	return &wire.JobDefinition{Properties: &wire.JobProperties{
+		StartTime:  base.Add(time.Duration(i%spread) * time.Second).Format(time.RFC3339),
+		Action:     act,
+		Recurrence: &wire.JobRecurrence{Frequency: "Minute", Interval: &interval},
+		State:      "Enabled",
+	}}
 }
 
 // checkDurable reads a sample of jobs back through the API: each must count the observed cycles

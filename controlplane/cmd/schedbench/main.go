@@ -10,7 +10,16 @@
 // Every job recurs every minute; job i's startTime second is i mod spread, so --spread 10s puts
 // jobs/10 fires in each of the first ten seconds of every minute (100,000 jobs: 10,000 fires/s),
 // --spread 60s spreads them evenly (60,000 jobs: 1,000 fires/s) and --spread 1s makes them all due
-// in the same second.
+// in the same second. --every D makes every job recur every D instead (whole minutes), their due
+// times spread over D unless --spread says otherwise, so large counts fire at a realistic rate
+// (1,000,000 jobs --every 10m: 1,667 fires/s); it also restarts the daemon after the PUTs and
+// reports the start-up time and the memory per job.
+//
+// Every run first measures the loopback ceiling on the same machine (--calibrate-for): plain HTTP
+// POSTs to the same sink from as many connections as the daemon opens to it, and states its
+// figures against it. --calibrate does only that. The daemon's CPU time and allocations per PUT
+// and per fire (from /proc and its /metrics) do not depend on wall time, and so compare across
+// runs on a busy machine.
 package main
 
 import (
@@ -43,6 +52,20 @@ type options struct {
 	action     string
 	// jobAction, when set, is every job's action (a message action); nil: an Http request to the sink.
 	jobAction func() *wire.JobAction
+
+	every          time.Duration // 0: every minute
+	restart        bool          // restart the daemon after the PUTs, timing it until /readyz
+	calibrateOnly  bool
+	calibrateFor   time.Duration // 0: no calibration
+	calibrateConns int           // 0: the connections the daemons open to the sink
+}
+
+// period is how often every job recurs.
+func (o options) period() time.Duration {
+	if o.every > 0 {
+		return o.every
+	}
+	return time.Minute
 }
 
 func main() {
@@ -58,7 +81,20 @@ func main() {
 	flag.StringVar(&o.store, "store", "", "postgres://... : run the daemons on this PostgreSQL database, in a fresh schema dropped at the end (empty: SQLite)")
 	flag.IntVar(&o.replicas, "replicas", 1, "daemons sharing the --store database; jobs are created through each in turn")
 	flag.StringVar(&o.action, "action", "http", "what every job does: http (a request to the in-process sink), storagequeue (a message on a queue of an Azurite started by tools/azurite.sh) or servicebusqueue (a message on a queue of the machine's RabbitMQ, AMQP 1.0); the sink reads the queue back")
+	flag.DurationVar(&o.every, "every", 0, "every job recurs every D (whole minutes; default 1m), their due times spread over D unless --spread is set; restarts the daemon after the PUTs unless --restart=false")
+	flag.BoolVar(&o.restart, "restart", false, "restart the daemon after the PUTs and report its start-up time until /readyz (default with --every; not with --replicas)")
+	flag.BoolVar(&o.calibrateOnly, "calibrate", false, "only measure the loopback ceiling (plain HTTP POSTs to the sink) and exit")
+	flag.DurationVar(&o.calibrateFor, "calibrate-for", 3*time.Second, "how long to measure the loopback ceiling before each run (0: not measured)")
+	flag.IntVar(&o.calibrateConns, "calibrate-conns", 0, "connections for the ceiling (0: as many as the daemons open to one target: --workers capped by --target-concurrency, times --replicas)")
 	flag.Parse()
+	set := map[string]bool{}
+	flag.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	if o.every > 0 && !set["spread"] {
+		o.spread = o.every
+	}
+	if o.every > 0 && !set["restart"] && o.replicas == 1 {
+		o.restart = true
+	}
 	// The sink shares the machine with the daemon it measures: its own garbage collector should
 	// not run in every burst of deliveries (its live heap is small, so at the default it would),
 	// adding its pauses to the lateness it reports.
@@ -74,8 +110,17 @@ func main() {
 }
 
 func run(ctx context.Context, o options, out io.Writer) error {
-	if o.spread < time.Second || o.spread > time.Minute {
-		return fmt.Errorf("--spread %s: want 1s..60s", o.spread)
+	if o.every < 0 || o.every%time.Minute != 0 {
+		return fmt.Errorf("--every %s: want whole minutes", o.every)
+	}
+	if o.spread < time.Second || o.spread > o.period() || o.spread%time.Second != 0 {
+		return fmt.Errorf("--spread %s: want whole seconds, 1s..%s", o.spread, o.period())
+	}
+	if o.restart && o.replicas > 1 {
+		return errors.New("--restart: one daemon only (not with --replicas)")
+	}
+	if o.calibrateFor < 0 || o.calibrateConns < 0 || (o.calibrateOnly && o.calibrateFor == 0) {
+		return errors.New("--calibrate-for and --calibrate-conns must not be negative, and --calibrate needs a --calibrate-for")
 	}
 	if o.replicas < 1 || (o.replicas > 1 && o.store == "") {
 		return errors.New("--replicas: want 1, or more with a --store postgres:// URL")
@@ -88,6 +133,10 @@ func run(ctx context.Context, o options, out io.Writer) error {
 		return err
 	}
 	defer s.close()
+	cal, err := measureCeiling(ctx, o, s, out)
+	if err != nil || o.calibrateOnly {
+		return err
+	}
 	b, err := startBroker(ctx, o.action, s)
 	if err != nil {
 		return err
@@ -112,7 +161,7 @@ func run(ctx context.Context, o options, out io.Writer) error {
 	}
 	fmt.Fprintf(out, "load average at start: %s\n", loadAverage())
 
-	before, err := markCPU(d)
+	before, err := markCPU(ctx, d)
 	if err != nil {
 		return err
 	}
@@ -123,15 +172,25 @@ func run(ctx context.Context, o options, out io.Writer) error {
 	fmt.Fprintf(out, "created %d jobs in %d collections in %s: %.0f PUT/s (%d concurrent clients)\n",
 		created, (created+o.perColl-1)/o.perColl, putElapsed.Round(time.Millisecond),
 		float64(created)/putElapsed.Seconds(), o.putWorkers)
-	afterPuts, err := markCPU(d)
+	afterPuts, err := markCPU(ctx, d)
 	if err != nil {
 		return err
 	}
 	fmt.Fprintf(out, "CPU for the PUTs (with any fires due meanwhile): %s\n", before.since(afterPuts, created, "PUT"))
+	fmt.Fprintf(out, "memory after the PUTs: %s\n", memoryPerJob(d, created))
+	if o.restart {
+		took, err := d.restart(ctx)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(out, "restart with %d jobs: ready (/readyz 200) %s after the start (%s per job); memory: %s; load average %s\n",
+			created, took.Round(time.Millisecond), (took / time.Duration(created)).Round(10*time.Nanosecond), memoryPerJob(d, created), loadAverage())
+	}
 
 	// Observe whole cycles that start after every job exists.
-	first := time.Now().Truncate(time.Minute).Add(time.Minute)
-	last := first.Add(time.Duration(o.cycles) * time.Minute)
+	period := o.period()
+	first := time.Now().Truncate(period).Add(period)
+	last := first.Add(time.Duration(o.cycles) * period)
 	fmt.Fprintf(out, "observing %d cycle(s): occurrences due %s .. %s\n", o.cycles,
 		first.UTC().Format(time.RFC3339), last.UTC().Format(time.RFC3339))
 	deadline := last.Add(o.spread).Add(30 * time.Second)
@@ -144,11 +203,11 @@ func run(ctx context.Context, o options, out io.Writer) error {
 		case <-time.After(time.Until(first)):
 		}
 	}
-	if cyclesStart, err = markCPU(d); err != nil {
+	if cyclesStart, err = markCPU(ctx, d); err != nil {
 		return err
 	}
 	for time.Now().Before(deadline) {
-		if s.countBetween(first, last) >= want && time.Now().After(last.Add(-time.Minute).Add(o.spread)) {
+		if s.countBetween(first, last) >= want && time.Now().After(last.Add(-period).Add(o.spread)) {
 			break
 		}
 		select {
@@ -158,11 +217,11 @@ func run(ctx context.Context, o options, out io.Writer) error {
 		}
 	}
 	for c := 0; c < o.cycles; c++ {
-		from := first.Add(time.Duration(c) * time.Minute)
-		st := s.stats(from, from.Add(time.Minute))
-		fmt.Fprintf(out, "cycle %d: %d/%d fires; %s\n", c+1, st.count, created, st)
+		from := first.Add(time.Duration(c) * period)
+		st := s.stats(from, from.Add(period))
+		fmt.Fprintf(out, "cycle %d: %d/%d fires; %s\n", c+1, st.count, created, st.describe(cal))
 	}
-	cyclesEnd, err := markCPU(d)
+	cyclesEnd, err := markCPU(ctx, d)
 	if err != nil {
 		return err
 	}
@@ -175,9 +234,41 @@ func run(ctx context.Context, o options, out io.Writer) error {
 		return err
 	}
 	fmt.Fprintf(out, "history and status committed: checked %d jobs, each with executionCount >= %d\n", min(created, 20), o.cycles)
-	fmt.Fprintf(out, "daemon peak RSS: %s\n", d.peakRSS())
+	fmt.Fprintf(out, "daemon peak RSS: %s; memory at the end: %s\n", d.peakRSS(), memoryPerJob(d, created))
 	for _, p := range d.peers {
 		fmt.Fprintf(out, "replica peak RSS: %s\n", p.peakRSS())
 	}
 	return nil
+}
+
+// measureCeiling measures and prints the loopback ceiling (a zero calibration with
+// --calibrate-for 0).
+func measureCeiling(ctx context.Context, o options, s *sink, out io.Writer) (calibration, error) {
+	if o.calibrateFor == 0 {
+		return calibration{}, nil
+	}
+	conns := o.calibrateConns
+	if conns == 0 {
+		per, err := daemonConns(o.daemonArgs)
+		if err != nil {
+			return calibration{}, err
+		}
+		conns = per * o.replicas
+	}
+	fmt.Fprintf(out, "load average before the calibration: %s\n", loadAverage())
+	c, err := calibrate(ctx, s, conns, o.calibrateFor)
+	if err != nil {
+		return c, err
+	}
+	fmt.Fprintf(out, "%s\n", c)
+	return c, nil
+}
+
+// memoryPerJob states the daemon's resident set now and per job.
+func memoryPerJob(d *daemon, jobs int) string {
+	rss, err := d.rss()
+	if err != nil {
+		return "unknown (" + err.Error() + ")"
+	}
+	return fmt.Sprintf("RSS %.1f MB, %.0f B per job", float64(rss)/1e6, float64(rss)/float64(jobs))
 }

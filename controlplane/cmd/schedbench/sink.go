@@ -19,7 +19,13 @@ type sink struct {
 	mu         sync.Mutex
 	deliveries []delivery
 	bad        int
+	calibrated int // requests to calibratePath: the loopback ceiling's, never deliveries
 }
+
+// calibratePath is where calibrate sends its requests: the sink does the same work for them as
+// for a delivery (reads the body, parses the expected time, records under its lock) but only
+// counts them.
+const calibratePath = "/calibrate"
 
 type delivery struct {
 	expected time.Time
@@ -44,9 +50,12 @@ func (s *sink) serve(w http.ResponseWriter, r *http.Request) {
 	_, _ = io.Copy(io.Discard, r.Body)
 	exp, err := time.Parse(time.RFC3339Nano, r.Header.Get("x-ms-scheduler-expected-execution-time"))
 	s.mu.Lock()
-	if err != nil {
+	switch {
+	case r.URL.Path == calibratePath:
+		s.calibrated++
+	case err != nil:
 		s.bad++
-	} else {
+	default:
 		s.deliveries = append(s.deliveries, delivery{expected: exp, received: now})
 	}
 	s.mu.Unlock()
@@ -88,9 +97,11 @@ type stats struct {
 	busiestCount                  int
 	busiestAllWithin              time.Duration
 	deliveriesPerSecondInTheBurst float64
-	// Of the due instants: the median and the worst of the time their last delivery took.
-	seconds                   int
-	lastWithinP50, lastWithin time.Duration
+	// Of the due instants: the median, the 99th percentile and the worst of the time their last
+	// delivery took, and the median number of deliveries due at one instant.
+	seconds                                  int
+	lastWithinP50, lastWithinP99, lastWithin time.Duration
+	perInstant                               int
 }
 
 // stats summarizes the deliveries scheduled in [from, to).
@@ -131,11 +142,15 @@ func (s *sink) stats(from, to time.Time) stats {
 	st.p99 = late[min(len(late)-1, len(late)*99/100)]
 	st.max = late[len(late)-1]
 	lasts := make([]time.Duration, 0, len(perDue))
+	sizes := make([]int, 0, len(perDue))
 	for _, ls := range perDue {
 		lasts = append(lasts, slices.Max(ls))
+		sizes = append(sizes, len(ls))
 	}
 	slices.Sort(lasts)
+	slices.Sort(sizes)
 	st.seconds, st.lastWithinP50, st.lastWithin = len(lasts), lasts[len(lasts)/2], lasts[len(lasts)-1]
+	st.lastWithinP99, st.perInstant = lasts[min(len(lasts)-1, len(lasts)*99/100)], sizes[len(sizes)/2]
 	for due, ls := range perDue {
 		if len(ls) > st.busiestCount {
 			st.busiestDue, st.busiestCount = due, len(ls)
@@ -149,14 +164,21 @@ func (s *sink) stats(from, to time.Time) stats {
 	return st
 }
 
-func (st stats) String() string {
+// describe states the figures, each against the calibrated ceiling c where one applies: the
+// throughput as a ratio of the ceiling, the busiest instant's start against its floor
+// (its jobs / ceiling), and the 99th percentile of the instants' last delivery against the floor
+// of the median instant.
+func (st stats) describe(c calibration) string {
 	if st.count == 0 {
 		return "no deliveries"
 	}
-	return fmt.Sprintf("%.0f fires/s from the first due time to the last delivery (%s); lateness p50 %s p99 %s max %s; "+
-		"busiest second %s: %d jobs all started within %s; of the %d due instants, the last delivery came within %s (median) and %s (worst)",
-		st.deliveriesPerSecondInTheBurst, st.lastRecv.Sub(st.firstDue).Round(time.Millisecond),
+	return fmt.Sprintf("%.0f fires/s from the first due time to the last delivery (%s; %s); lateness p50 %s p99 %s max %s; "+
+		"busiest instant %s: %d jobs all started within %s (%s); of the %d due instants (median %d jobs each), "+
+		"the last delivery came within %s (median), %s (p99: %s) and %s (worst)",
+		st.deliveriesPerSecondInTheBurst, st.lastRecv.Sub(st.firstDue).Round(time.Millisecond), c.ratio(st.deliveriesPerSecondInTheBurst),
 		st.p50.Round(100*time.Microsecond), st.p99.Round(100*time.Microsecond), st.max.Round(100*time.Microsecond),
 		st.busiestDue.UTC().Format("15:04:05"), st.busiestCount, st.busiestAllWithin.Round(time.Millisecond),
-		st.seconds, st.lastWithinP50.Round(time.Millisecond), st.lastWithin.Round(time.Millisecond))
+		c.overFloor(st.busiestAllWithin, st.busiestCount),
+		st.seconds, st.perInstant, st.lastWithinP50.Round(time.Millisecond), st.lastWithinP99.Round(time.Millisecond),
+		c.overFloor(st.lastWithinP99, st.perInstant), st.lastWithin.Round(time.Millisecond))
 }

@@ -46,6 +46,10 @@ func TestSinkStats(t *testing.T) {
 		t.Errorf("due instants %d, last delivery within %s (median) and %s (worst), want 2 instants, 0 < median <= worst",
 			st.seconds, st.lastWithinP50, st.lastWithin)
 	}
+	if st.perInstant != 2 || st.lastWithinP99 != st.lastWithin {
+		t.Errorf("median instant %d jobs, p99 of the last deliveries %s; want 2 (the sizes are 1 and 2) and the worst (%s) of two instants",
+			st.perInstant, st.lastWithinP99, st.lastWithin)
+	}
 	if !st.firstDue.Equal(due) || !st.lastDue.Equal(due.Add(time.Second)) {
 		t.Errorf("due span %s..%s, want %s..%s", st.firstDue, st.lastDue, due, due.Add(time.Second))
 	}
