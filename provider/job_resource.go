@@ -140,6 +140,23 @@ func (r *jobResource) planDescription(ctx context.Context, req resource.ModifyPl
 	}
 }
 
+// unchanged reports whether the plan keeps every argument of the state.
+func unchanged(ctx context.Context, req resource.ModifyPlanRequest) bool {
+	if req.State.Raw.IsNull() {
+		return false
+	}
+	for _, name := range []string{"job_collection_id", "name", "start_time", "state", "action", "recurrence"} {
+		var planned, prior attr.Value
+		if req.Plan.GetAttribute(ctx, path.Root(name), &planned).HasError() || req.State.GetAttribute(ctx, path.Root(name), &prior).HasError() {
+			return false
+		}
+		if !planned.Equal(prior) {
+			return false
+		}
+	}
+	return true
+}
+
 // sameSchedule reports whether the plan keeps the state's start_time and recurrence.
 func sameSchedule(ctx context.Context, req resource.ModifyPlanRequest) bool {
 	for _, name := range []string{"start_time", "recurrence"} {
@@ -160,6 +177,12 @@ func sameSchedule(ctx context.Context, req resource.ModifyPlanRequest) bool {
 func (r *jobResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
 	if req.Plan.Raw.IsNull() {
 		return // destroy
+	}
+	if unchanged(ctx, req) {
+		// The attribute modifiers found the configuration equivalent to the state (equivalent.go):
+		// no change, so the computed attributes keep their values too.
+		resp.Plan.Raw = req.State.Raw.Copy()
+		return
 	}
 	live, replacing := r.planReplacement(ctx, req, resp)
 	if resp.Diagnostics.HasError() {

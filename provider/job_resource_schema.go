@@ -217,7 +217,9 @@ func recurrenceBlock() schema.SingleNestedBlock {
 			},
 			"interval": schema.Int64Attribute{
 				Optional:            true,
+				Computed:            true, // null unless set, or 1 as the API holds it (defaultOnePlan)
 				MarkdownDescription: "Every how many frequency units; default 1; at most 18 for Month, 78 for Week, 548 for Day, 1000 for Hour and Minute.",
+				PlanModifiers:       []planmodifier.Int64{defaultOnePlan{}},
 			},
 			"count": schema.Int64Attribute{
 				Optional:            true,
@@ -226,6 +228,7 @@ func recurrenceBlock() schema.SingleNestedBlock {
 			"end_time": schema.StringAttribute{
 				Optional:            true,
 				MarkdownDescription: "ISO 8601 date-time (or date) of the last possible execution, inclusive; not before `start_time`.",
+				PlanModifiers:       []planmodifier.String{sameTimePlan{}},
 			},
 			"time_zone": schema.StringAttribute{
 				Optional:            true,

@@ -1,6 +1,7 @@
 package provider
 
 import (
+	"cmp"
 	"context"
 	"crypto/x509/pkix"
 	"fmt"
@@ -586,6 +587,22 @@ resource "scheduler_job" "test" {
 `, collection, schedule)
 }
 
+// anchorJob is a job whose id the described job's start_time waits for.
+const anchorJob = `
+resource "scheduler_job" "anchor" {
+  job_collection_id = scheduler_job_collection.test.id
+  name              = "anchor"
+  start_time        = "2030-01-01T00:00:00Z"
+  action {
+    type = "Http"
+    request {
+      uri    = "http://127.0.0.1:9/"
+      method = "GET"
+    }
+  }
+}
+`
+
 // recurrence_description is the rule in words: known at plan time when the schedule is, the
 // same after apply and on refresh (no diff), and following a change of the schedule.
 func TestAccJob_recurrenceDescription(t *testing.T) {
@@ -647,26 +664,34 @@ func TestAccJob_recurrenceDescription(t *testing.T) {
 				},
 			},
 			{
-				Config: describedJob(name+"-2", unknownStart) + `
-resource "scheduler_job" "anchor" {
-  job_collection_id = scheduler_job_collection.test.id
-  name              = "anchor"
-  start_time        = "2030-01-01T00:00:00Z"
-  action {
-    type = "Http"
-    request {
-      uri    = "http://127.0.0.1:9/"
-      method = "GET"
-    }
-  }
-}
-`,
+				Config: describedJob(name+"-2", unknownStart) + anchorJob,
 				ConfigPlanChecks: resource.ConfigPlanChecks{
 					PreApply: []plancheck.PlanCheck{plancheck.ExpectUnknownValue(addr, words)},
 				},
 				ConfigStateChecks: []statecheck.StateCheck{
 					statecheck.ExpectKnownValue(addr, words, knownvalue.StringExact("every 15 minutes, 5 times, from 2030-01-01 00:00, UTC")),
 				},
+			},
+			{ // interval left out again: planned away (1 is the default), not kept from the state
+				Config: describedJob(name+"-2", `start_time = "2030-01-01T00:00:00Z"
+  recurrence {
+    frequency = "minute"
+    count     = 5
+  }`) + anchorJob,
+				ConfigPlanChecks: resource.ConfigPlanChecks{
+					PreApply: []plancheck.PlanCheck{
+						plancheck.ExpectResourceAction(addr, plancheck.ResourceActionUpdate),
+						plancheck.ExpectKnownValue(addr, tfjsonpath.New("recurrence").AtMapKey("interval"), knownvalue.Null()),
+					},
+					PostApplyPostRefresh: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()},
+				},
+				Check: checkJob(t, client.JobID{CollectionID: client.CollectionID{Subscription: DefaultSubscriptionID, ResourceGroup: "default", Name: name + "-2"}, Name: "described"},
+					func(p *wire.JobProperties) error {
+						if p.Recurrence.Interval != nil && *p.Recurrence.Interval != 1 {
+							return fmt.Errorf("interval %d is still stored", *p.Recurrence.Interval)
+						}
+						return nil
+					}),
 			},
 			{ // a one-shot whose start_time has passed runs at once: the words say so, and keep it
 				Config: describedJob(name+"-3", `start_time = "2025-06-01T08:00:00"`),
@@ -694,26 +719,43 @@ resource "scheduler_job" "anchor" {
 }
 
 // importForm is a job created through the API with its times in one of the forms the API
-// accepts, and the configuration a user writes for it (the same spelling).
+// accepts, and the configuration a user writes for it: the same spelling, or another one of the
+// same instant (cfgStart, cfgEnd); interval is set explicitly through the API when not 0 (the
+// configuration leaves it out: 1 is the default).
 type importForm struct {
 	name             string
 	start, end, zone string
+	cfgStart, cfgEnd string
+	interval         int
 }
 
+func (f importForm) configStart() string { return cmp.Or(f.cfgStart, f.start) }
+func (f importForm) configEnd() string   { return cmp.Or(f.cfgEnd, f.end) }
+
 var importForms = []importForm{
-	{"offset", "2030-12-01T07:30:00-05:00", "2031-01-01T00:00:00-05:00", ""},
-	{"utc", "2030-12-01T12:30:00Z", "2031-01-01T05:00:00+00:00", ""},
-	{"no-offset", "2030-12-01T07:30:00", "2031-01-01T00:00", ""},
-	{"date-only", "2030-12-01", "2031-01-01", ""},
-	{"fraction", "2030-12-01t07:30:00.250z", "2031-01-01T00:00:00.5+01:00", ""},
-	{"time-zone", "2030-12-01T07:30:00", "2031-01-01", "America/New_York"},
+	{"offset", "2030-12-01T07:30:00-05:00", "2031-01-01T00:00:00-05:00", "", "", "", 0},
+	{"utc", "2030-12-01T12:30:00Z", "2031-01-01T05:00:00+00:00", "", "", "", 0},
+	{"no-offset", "2030-12-01T07:30:00", "2031-01-01T00:00", "", "", "", 0},
+	{"date-only", "2030-12-01", "2031-01-01", "", "", "", 0},
+	{"fraction", "2030-12-01t07:30:00.250z", "2031-01-01T00:00:00.5+01:00", "", "", "", 0},
+	{"time-zone", "2030-12-01T07:30:00", "2031-01-01", "America/New_York", "", "", 0},
+	// The configuration writes the instants the API holds with other offsets.
+	// (start_time's offset is the schedule's zone when there is no time_zone: another offset is another schedule.)
+	{"other-offset", "2030-12-01T12:30:00Z", "2032-06-01T05:00:00Z", "", "", "2032-06-01T00:00:00-05:00", 0},
+	{"other-offset-zone", "2030-12-01T07:30:00", "2031-01-01T05:00:00Z", "America/New_York", "", "2031-01-01T00:00:00", 0},
+	// The API holds interval 1 explicitly; the configuration leaves it out.
+	{"interval-one", "2030-12-01T07:30:00Z", "2031-01-01T00:00:00Z", "", "", "", 1},
 }
 
 func (f importForm) job() *wire.JobDefinition {
+	var interval *int
+	if f.interval != 0 {
+		interval = &f.interval
+	}
 	return &wire.JobDefinition{Properties: &wire.JobProperties{
 		StartTime: f.start,
 		Action:    &wire.JobAction{Type: "Http", Request: &wire.HTTPRequest{URI: "http://127.0.0.1:9/" + f.name, Method: "GET"}},
-		Recurrence: &wire.JobRecurrence{Frequency: "Week", EndTime: f.end, TimeZone: f.zone,
+		Recurrence: &wire.JobRecurrence{Frequency: "Week", Interval: interval, EndTime: f.end, TimeZone: f.zone,
 			Schedule: &wire.JobRecurrenceSchedule{WeekDays: []string{"Monday", "Friday"}, Hours: []int{7}, Minutes: []int{30}}},
 	}}
 }
@@ -745,7 +787,7 @@ resource "scheduler_job" %q {
     }
   }
 }
-`, f.name, f.name, f.start, f.name, f.end, zone)
+`, f.name, f.name, f.configStart(), f.name, f.configEnd(), zone)
 }
 
 // The first plan after importing a job created through the API is empty, whatever form its
