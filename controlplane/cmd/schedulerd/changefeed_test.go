@@ -62,10 +62,13 @@ func (r *fireReceiver) missing(names []string) []string {
 	return out
 }
 
-// waitFired waits up to within for every job named to be delivered and returns those that were
-// not.
-func (r *fireReceiver) waitFired(names []string, within time.Duration) []string {
-	deadline := time.Now().Add(within)
+// fireWithin is how soon after its change a job must have fired ("within seconds").
+const fireWithin = 15 * time.Second
+
+// waitFired waits up to fireWithin for every job named to be delivered and returns those that
+// were not.
+func (r *fireReceiver) waitFired(names []string) []string {
+	deadline := time.Now().Add(fireWithin)
 	for {
 		m := r.missing(names)
 		if len(m) == 0 || time.Now().After(deadline) {
@@ -173,11 +176,13 @@ func readyz(p *replicaProc) int {
 	return resp.StatusCode
 }
 
-// waitReady waits up to within for every replica of s to answer /readyz 200, and returns how
-// long that took.
-func (s *replicaSet) waitReady(within time.Duration) time.Duration {
+// readyWithin is how soon every replica must answer /readyz 200 again.
+const readyWithin = 15 * time.Second
+
+// waitReady waits up to readyWithin for every replica of s to answer /readyz 200.
+func (s *replicaSet) waitReady() {
 	s.t.Helper()
-	return s.readySince(time.Now(), within)
+	s.readySince(time.Now(), readyWithin)
 }
 
 // readySince waits for every replica of s to answer /readyz 200 until within after start, and
@@ -201,10 +206,15 @@ func (s *replicaSet) readySince(start time.Time, within time.Duration) time.Dura
 	}
 }
 
-func (s *replicaSet) byID(id string) *replicaProc {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.procs[id]
+// other returns a live replica other than p.
+func (s *replicaSet) other(p *replicaProc) *replicaProc {
+	for _, q := range s.list() {
+		if q != p {
+			return q
+		}
+	}
+	s.t.Fatalf("no replica other than %s", p.id)
+	return nil
 }
 
 // feedDB connects to the test database (to read the store and terminate connections).
@@ -258,13 +268,13 @@ func TestChangeThroughKilledFollowerFires(t *testing.T) {
 	leader := s.waitLeader(20 * time.Second)
 	s.start("r2")
 	s.start("r3")
-	s.waitReady(15 * time.Second)
+	s.waitReady()
 	db := feedDB(t)
 	recv := newFireReceiver(t)
 	feedCollection(t, leader, jobs*rounds)
 	var lostAcked, lostStored, acked, stored int
 	for round := range rounds {
-		follower := s.byID("r2")
+		follower := s.other(leader)
 		var once sync.Once
 		prefix := fmt.Sprintf("k%d-", round)
 		ack := putBurst(t, prefix, jobs, clients, recv.srv.URL, func(int) string { return follower.addr }, func(k int) {
@@ -272,14 +282,14 @@ func TestChangeThroughKilledFollowerFires(t *testing.T) {
 				once.Do(func() { s.kill(follower) })
 			}
 		})
-		s.start("r2")
+		s.start(follower.id)
 		held := storedJobs(t, db, s.dbURL, prefix)
-		lostS := recv.waitFired(held, 15*time.Second)
+		lostS := recv.waitFired(held)
 		lostA := recv.missing(ack)
 		t.Logf("round %d: %d answered 201, %d held by the store; not fired within 15 s: %d answered, %d held",
 			round+1, len(ack), len(held), len(lostA), len(lostS))
 		acked, stored, lostAcked, lostStored = acked+len(ack), stored+len(held), lostAcked+len(lostA), lostStored+len(lostS)
-		s.waitReady(15 * time.Second)
+		s.waitReady()
 	}
 	t.Logf("%d rounds: %d of %d jobs answered 201 never fired (%d of %d held by the store)", rounds, lostAcked, acked, lostStored, stored)
 	if lostStored > 0 {
@@ -297,8 +307,8 @@ func TestLeaderListenCutChangesFire(t *testing.T) {
 	s.start("r1")
 	leader := s.waitLeader(20 * time.Second)
 	s.start("r2")
-	s.waitReady(15 * time.Second)
-	follower := s.byID("r2")
+	s.waitReady()
+	follower := s.other(leader)
 	db := feedDB(t)
 	recv := newFireReceiver(t)
 	feedCollection(t, leader, 1000)
@@ -315,7 +325,7 @@ func TestLeaderListenCutChangesFire(t *testing.T) {
 		t.Fatal("no LISTEN connection of the leader was terminated: the test tested nothing")
 	}
 	held := storedJobs(t, db, s.dbURL, "l-")
-	if lost := recv.waitFired(held, 15*time.Second); len(lost) > 0 {
+	if lost := recv.waitFired(held); len(lost) > 0 {
 		t.Errorf("%d of %d jobs PUT through the follower never fired after %d cuts of the leader's LISTEN connection (first: %s)",
 			len(lost), len(held), cuts.Load(), lost[0])
 	}
@@ -335,7 +345,7 @@ func TestConnectionCutUnderLoad(t *testing.T) {
 	leader := s.waitLeader(20 * time.Second)
 	s.start("r2")
 	s.start("r3")
-	s.waitReady(15 * time.Second)
+	s.waitReady()
 	db := feedDB(t)
 	recv := newFireReceiver(t)
 	feedCollection(t, leader, 1000)
@@ -356,9 +366,9 @@ func TestConnectionCutUnderLoad(t *testing.T) {
 	if len(cutAt) != 2 {
 		t.Fatalf("%d cuts, want 2 (%d PUTs answered 201)", len(cutAt), len(ack))
 	}
-	took := s.readySince(cutAt[1], 15*time.Second)
+	took := s.readySince(cutAt[1], readyWithin)
 	held := storedJobs(t, db, s.dbURL, "c-")
-	lost := recv.waitFired(held, 15*time.Second)
+	lost := recv.waitFired(held)
 	t.Logf("cuts terminated %v connections; %d answered 201, %d held; every replica ready %s after the last cut",
 		cut, len(ack), len(held), took.Round(time.Millisecond))
 	if len(lost) > 0 {
@@ -482,8 +492,8 @@ func TestLeaderListenDroppedSilentlyChangesFire(t *testing.T) {
 	s.startOn("r1", proxy.via(t, s.dbURL))
 	leader := s.waitLeader(20 * time.Second)
 	s.start("r2")
-	s.waitReady(15 * time.Second)
-	follower := s.byID("r2")
+	s.waitReady()
+	follower := s.other(leader)
 	recv := newFireReceiver(t)
 	feedCollection(t, leader, 1000)
 	if n := proxy.silenceListens(); n != 1 {
@@ -493,7 +503,7 @@ func TestLeaderListenDroppedSilentlyChangesFire(t *testing.T) {
 	if len(acked) != 200 {
 		t.Fatalf("%d of 200 PUTs answered 201", len(acked))
 	}
-	if lost := recv.waitFired(acked, 15*time.Second); len(lost) > 0 {
+	if lost := recv.waitFired(acked); len(lost) > 0 {
 		t.Fatalf("%d of %d jobs PUT through the follower never fired after the leader's LISTEN connection went silent (first: %s)",
 			len(lost), len(acked), lost[0])
 	}
@@ -523,8 +533,8 @@ func TestLeaderPoolCutChangesFire(t *testing.T) {
 	s.start("r1")
 	leader := s.waitLeader(20 * time.Second)
 	s.start("r2")
-	s.waitReady(15 * time.Second)
-	follower := s.byID("r2")
+	s.waitReady()
+	follower := s.other(leader)
 	db := feedDB(t)
 	recv := newFireReceiver(t)
 	feedCollection(t, leader, 1000)
@@ -545,7 +555,7 @@ func TestLeaderPoolCutChangesFire(t *testing.T) {
 		}
 	})
 	held := storedJobs(t, db, s.dbURL, "p-")
-	if lost := recv.waitFired(held, 15*time.Second); len(lost) > 0 {
+	if lost := recv.waitFired(held); len(lost) > 0 {
 		t.Errorf("%d of %d jobs PUT through the follower never fired while the leader's other connections were cut %d times (first: %s)",
 			len(lost), len(held), cuts.Load(), lost[0])
 		logErrors(t, leader)
