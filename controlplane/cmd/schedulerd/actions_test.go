@@ -49,9 +49,30 @@ func startDaemon(t *testing.T, flags ...string) *daemon {
 	addr := waitForFile(t, filepath.Join(data, "listen-address"), logs)
 	token := waitForFile(t, filepath.Join(data, "admin-token"), logs)
 	d := &daemon{t: t, base: "http://" + addr, token: token, data: data, logs: logs}
+	d.waitReady()
 	d.call(http.MethodPut, "/subscriptions/s/resourceGroups/rg/providers/Microsoft.Scheduler/jobCollections/c",
 		`{"location":"local","properties":{"sku":{"name":"Standard"}}}`, http.StatusCreated)
 	return d
+}
+
+// waitReady waits (bounded) until the daemon's /readyz answers 200: its dispatcher has loaded the
+// schedule. A loaded machine took longer than the daemon took to write its listen-address.
+func (d *daemon) waitReady() {
+	d.t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		resp, err := http.Get(d.base + "/readyz")
+		if err == nil {
+			_ = resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return
+			}
+		}
+		if time.Now().After(deadline) {
+			d.t.Fatalf("/readyz did not answer 200 within 30s (%v); log:\n%s", err, d.logs.String())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 }
 
 func (d *daemon) call(method, path, body string, want int) string {

@@ -50,7 +50,9 @@ func startOn(t *testing.T, data string, flags ...string) (d *daemon, stop func()
 	t.Cleanup(stop)
 	addr := waitForFile(t, filepath.Join(data, "listen-address"), logs)
 	token := waitForFile(t, filepath.Join(data, "admin-token"), logs)
-	return &daemon{t: t, base: "http://" + addr, token: token, data: data, logs: logs}, stop
+	d = &daemon{t: t, base: "http://" + addr, token: token, data: data, logs: logs}
+	d.waitReady()
+	return d, stop
 }
 
 // delivery is one request a probe job made.
