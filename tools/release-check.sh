@@ -28,9 +28,21 @@ trap 'rm -rf "$work"' EXIT
 config="$work/goreleaser.yml"
 cp .goreleaser.yml "$config"
 if [ "$targets" != all ]; then
-  # The same configuration, its builds narrowed to the chosen targets.
-  list=$(printf '"%s", ' $targets)
-  sed -i "s|^    goos: .*|    targets: [${list%, }]|; /^    goarch: /d; /^    ignore:/,/^        goarch: /d" "$config"
+  # The same configuration, each build narrowed to the chosen targets of its operating systems
+  # (goos/goarch/ignore replaced by a targets list).
+  awk -v want="$targets" '
+    /^    ignore:/ { skip = 1; next }
+    skip && /^      / { next }
+    { skip = 0 }
+    /^    goarch: / { next }
+    /^    goos: / {
+      line = $0; sub(/^    goos: *\[/, "", line); sub(/\].*/, "", line); gsub(/[ "]/, "", line)
+      n = split(line, oses, ","); split(want, ts, " "); out = ""
+      for (i in ts) { split(ts[i], p, "_"); for (j = 1; j <= n; j++) if (p[1] == oses[j]) out = out (out == "" ? "" : ", ") "\"" ts[i] "\"" }
+      print "    targets: [" out "]"; next
+    }
+    { print }' "$config" > "$config.new"
+  mv "$config.new" "$config"
 fi
 dist="$work/dist"
 echo "dist: $dist" >> "$config"
