@@ -24,6 +24,7 @@ import (
 
 	"github.com/schedulerhq/terraform-provider-scheduler/internal/clock"
 	"github.com/schedulerhq/terraform-provider-scheduler/internal/jobdef"
+	"github.com/schedulerhq/terraform-provider-scheduler/internal/jobstate"
 	"github.com/schedulerhq/terraform-provider-scheduler/internal/wire"
 )
 
@@ -182,6 +183,8 @@ type Attempt struct {
 	JobID             string // the job's resource ID
 	JobCollectionID   string // the collection's resource ID
 	Region            string
+
+	timeout time.Duration // set by Do: the action's timeout, or the executor's
 }
 
 // Result is what an attempt did.
@@ -197,7 +200,8 @@ func (at *Attempt) MainAction(a *wire.JobAction) { at.Action = a.Body() }
 // ErrorAction sets the attempt's action to a job's error action.
 func (at *Attempt) ErrorAction(a *wire.JobErrorAction) { at.Action = a }
 
-// Do runs one attempt, bounded by the attempt timeout.
+// Do runs one attempt, bounded by the action's timeout (SPEC 8; without one, the executor's):
+// an attempt still unanswered then is cancelled and fails, its message saying so.
 func (e *Executor) Do(ctx context.Context, a Attempt) Result {
 	if a.Action == nil || a.Action.Type == "" {
 		return Result{Message: "the job has no action"}
@@ -206,9 +210,26 @@ func (e *Executor) Do(ctx context.Context, a Attempt) Result {
 	if !ok {
 		return Result{Message: fmt.Sprintf("%s actions are not supported by this daemon", a.Action.Type)}
 	}
-	ctx, cancel := context.WithTimeout(ctx, e.timeout)
+	a.timeout = jobstate.Timeout(a.Action, e.timeout)
+	ctx, cancel := context.WithTimeout(ctx, a.timeout)
 	defer cancel()
 	return r.run(ctx, &a)
+}
+
+// timedOut is the message of an attempt cancelled at its deadline.
+func timedOut(what string, timeout time.Duration) string {
+	return fmt.Sprintf("%s: the attempt was cancelled: no complete answer within its timeout of %s", what, timeout)
+}
+
+// deadlinePassed reports whether ctx reached its deadline (not ended by shutdown). A network
+// read given the deadline can fail an instant before ctx's own timer fires: the deadline itself
+// is checked too.
+func deadlinePassed(ctx context.Context) bool {
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		return true
+	}
+	d, ok := ctx.Deadline()
+	return ok && ctx.Err() == nil && !time.Now().Before(d)
 }
 
 // capture turns a response into a Result: the status line and up to MaxMessageBody bytes of the
@@ -237,16 +258,22 @@ func capture(resp *http.Response, ok func(status int) bool, sc *scrubber) Result
 // send sends req with client and captures the response; what names the action in messages
 // ("Http action"); secrets are the action's opened secrets, scrubbed from the response with the
 // request's credential headers. A transport error is reported without the URL's query string.
-func (e *Executor) send(ctx context.Context, client *http.Client, req *http.Request, what string, ok func(int) bool, secrets []string) Result {
+// An answer whose body is still coming at the deadline fails too (its status is kept).
+func send(ctx context.Context, client *http.Client, req *http.Request, what string, timeout time.Duration, ok func(int) bool, secrets []string) Result {
 	sc := newScrubber(req, secrets)
 	resp, err := client.Do(req)
 	if err != nil {
-		if ctx.Err() != nil && errors.Is(err, context.DeadlineExceeded) {
-			return Result{Message: fmt.Sprintf("%s: the request timed out after %s", what, e.timeout)}
+		if deadlinePassed(ctx) {
+			return Result{Message: timedOut(what, timeout)}
 		}
 		return Result{Message: what + ": request failed: " + sc.scrub(redactURLError(err))}
 	}
-	return capture(resp, ok, sc)
+	res := capture(resp, ok, sc)
+	if deadlinePassed(ctx) {
+		res.Success = false
+		res.Message = timedOut(what, timeout) + "\n" + res.Message
+	}
+	return res
 }
 
 // redactURLError keeps the cause of a transport error without the URL's query string, which may

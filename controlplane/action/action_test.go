@@ -148,7 +148,7 @@ func TestHTTPTimeout(t *testing.T) {
 	defer close(release)
 	e := action.New(action.Config{Timeout: 50 * time.Millisecond})
 	res := e.Do(t.Context(), attempt("Http", &wire.HTTPRequest{URI: srv.URL, Method: "GET"}))
-	want := action.Result{Message: "Http action: the request timed out after 50ms"}
+	want := action.Result{Message: "Http action: the attempt was cancelled: no complete answer within its timeout of 50ms"}
 	if res != want {
 		t.Fatalf("result = %+v, want %+v", res, want)
 	}

@@ -64,7 +64,12 @@ func (h httpRunner) run(ctx context.Context, a *Attempt) Result {
 			return Result{Message: fmt.Sprintf("Http action: unknown authentication type %q", auth.Type)}
 		}
 	}
-	return e.send(ctx, client, req, "Http action", func(s int) bool { return s >= 200 && s < 300 }, secretValues(a.Action))
+	if sg := r.Signing; sg != nil && sg.Secret != "" {
+		if err := sign(req.Header, a.ExecutionTag, e.clock.Now(), []byte(r.Body), sg.Secret, sg.PreviousSecret); err != nil {
+			return Result{Message: "Http action: signing: " + err.Error()}
+		}
+	}
+	return send(ctx, client, req, "Http action", a.timeout, func(s int) bool { return s >= 200 && s < 300 }, secretValues(a.Action))
 }
 
 // secretValues returns the opened secrets of an action, for scrubbing its response.

@@ -122,8 +122,8 @@ func (s serviceBusRunner) run(ctx context.Context, a *Attempt) Result {
 		return Result{Message: what + ": " + err.Error()}
 	}
 	if err := s.pool.send(ctx, m.Namespace, m.Authentication, entity, address, msg); err != nil {
-		if ctx.Err() != nil && errors.Is(err, context.DeadlineExceeded) {
-			return Result{Message: fmt.Sprintf("%s: no answer from namespace %s within %s (%s)", what, m.Namespace, s.pool.timeout, err)}
+		if deadlinePassed(ctx) {
+			return Result{Message: fmt.Sprintf("%s (namespace %s: %s)", timedOut(what, a.timeout), m.Namespace, err)}
 		}
 		return Result{Message: fmt.Sprintf("%s: %s", what, err)}
 	}

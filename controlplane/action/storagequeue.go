@@ -80,7 +80,7 @@ func (s storageQueueRunner) run(ctx context.Context, a *Attempt) Result {
 	req.Header.Set("Content-Type", "application/xml")
 	req.Header.Set("x-ms-version", StorageQueueVersion)
 	req.Header.Set("x-ms-client-request-id", a.ClientRequestID)
-	return s.e.send(ctx, s.e.client, req, "StorageQueue action", func(st int) bool { return st == http.StatusCreated }, secretValues(a.Action))
+	return send(ctx, s.e.client, req, "StorageQueue action", a.timeout, func(st int) bool { return st == http.StatusCreated }, secretValues(a.Action))
 }
 
 // ParseQueueEnvelope decodes a queue message's text (base64 of the XML envelope) as a Go

@@ -74,23 +74,16 @@ func ParseTimeout(path, s string) (time.Duration, wire.Problems) {
 	return d, nil
 }
 
-// Timeout is how long one attempt of the phase (PhaseMain or PhaseError) may take: the action's
-// (or error action's) timeout; an invalid one (never stored: the API validates) reads as the
-// default.
-func Timeout(p *wire.JobProperties, phase string) time.Duration {
-	if p == nil || p.Action == nil {
-		return DefaultTimeout
+// Timeout is how long one attempt of an action (the main action's body or the error action) may
+// take: its timeout, or fallback when it has none (the daemon's default, DefaultTimeout unless
+// configured); an invalid one (never stored: the API validates) reads as fallback too.
+func Timeout(a *wire.JobErrorAction, fallback time.Duration) time.Duration {
+	if a == nil || a.Timeout == "" {
+		return fallback
 	}
-	s := p.Action.Timeout
-	if phase == PhaseError {
-		s = ""
-		if p.Action.ErrorAction != nil {
-			s = p.Action.ErrorAction.Timeout
-		}
-	}
-	d, ps := ParseTimeout("timeout", s)
+	d, ps := ParseTimeout("timeout", a.Timeout)
 	if len(ps) > 0 {
-		return DefaultTimeout
+		return fallback
 	}
 	return d
 }

@@ -112,23 +112,21 @@ func TestOutcomeExponential(t *testing.T) {
 }
 
 func TestTimeout(t *testing.T) {
-	job := func(main, errTimeout string) *wire.JobProperties {
-		return &wire.JobProperties{Action: &wire.JobAction{Timeout: main, ErrorAction: &wire.JobErrorAction{Timeout: errTimeout}}}
-	}
+	job := &wire.JobAction{Timeout: "PT5S", ErrorAction: &wire.JobErrorAction{}}
 	cases := []struct {
-		name  string
-		p     *wire.JobProperties
-		phase string
-		want  time.Duration
+		name string
+		a    *wire.JobErrorAction
+		want time.Duration
 	}{
-		{"none", nil, jobstate.PhaseMain, 60 * time.Second},
-		{"default", job("", ""), jobstate.PhaseMain, 60 * time.Second},
-		{"main", job("PT5S", "PT2M"), jobstate.PhaseMain, 5 * time.Second},
-		{"error action's own", job("PT5S", "PT2M"), jobstate.PhaseError, 2 * time.Minute},
-		{"error action without one: the default", job("PT5S", ""), jobstate.PhaseError, 60 * time.Second},
+		{"none", nil, 45 * time.Second},
+		{"absent: the fallback", &wire.JobErrorAction{}, 45 * time.Second},
+		{"the main action's body", job.Body(), 5 * time.Second},
+		{"an error action without one", job.ErrorAction, 45 * time.Second},
+		{"the error action's own", &wire.JobErrorAction{Timeout: "PT2M"}, 2 * time.Minute},
+		{"invalid: the fallback", &wire.JobErrorAction{Timeout: "PT2H"}, 45 * time.Second},
 	}
 	for _, c := range cases {
-		if got := jobstate.Timeout(c.p, c.phase); got != c.want {
+		if got := jobstate.Timeout(c.a, 45*time.Second); got != c.want {
 			t.Errorf("%s: %v, want %v", c.name, got, c.want)
 		}
 	}
