@@ -74,7 +74,8 @@ func createJobs(ctx context.Context, o options, d *daemon, sinkURL string) (int,
 // start at later multiples of the period.
 func cycleBase(o options, now time.Time) time.Time {
 	p := o.period()
-	return now.UTC().Truncate(p).Add(-p * ((time.Hour + p - 1) / p))
+	cycles := int64((time.Hour + p - 1) / p)
+	return now.UTC().Truncate(p).Add(-time.Duration(cycles) * p)
 }
 
 // jobDefinition is job i: it recurs every period (Minute, its interval the period in minutes),
