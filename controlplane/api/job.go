@@ -173,6 +173,12 @@ func (s *Server) patchJob(w http.ResponseWriter, r *http.Request, rt route, info
 		if err := mergeInto(base, patch, &merged); err != nil {
 			return nil, decodeProblems(err)
 		}
+		// Enabling a paused job ends its pause: the stored resumeAt goes (its note stays).
+		if _, set := member(patch, "resumeAt"); !set {
+			if st, _ := jobdef.CanonicalJobState(merged.State); st == store.JobStateEnabled {
+				merged.ResumeAt = ""
+			}
+		}
 		return &merged, nil
 	})
 }
@@ -254,6 +260,13 @@ func (s *Server) saveJob(w http.ResponseWriter, r *http.Request, rt route, info 
 			created = old.CreatedAt
 		}
 		rule, ps := jobdef.Validate(props, created)
+		if len(ps) == 0 {
+			var stored string
+			if old != nil {
+				stored = old.Properties.ResumeAt
+			}
+			ps = jobdef.CheckResumeAt(props, stored, now)
+		}
 		if len(ps) > 0 {
 			return invalid(ps, "properties.")
 		}

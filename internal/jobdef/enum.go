@@ -100,6 +100,10 @@ func Normalize(p *wire.JobProperties) {
 		return
 	}
 	canon(&p.State, jobStates)
+	canon(&p.Overlap, jobstate.OverlapPolicies)
+	if p.Misfire != nil {
+		canon(&p.Misfire.Policy, jobstate.MisfirePolicies)
+	}
 	if a := p.Action; a != nil {
 		canon(&a.Type, actionTypes)
 		normalizeRequest(a.Request)

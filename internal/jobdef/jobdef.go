@@ -86,6 +86,7 @@ func Validate(p *wire.JobProperties, created time.Time) (*recurrence.Rule, wire.
 			validateTimeout(&ps, "action.errorAction.timeout", e.Timeout)
 		}
 	}
+	validateWhen(&ps, p)
 	if size := definitionSize(p); size > MaxDefinitionBytes {
 		ps.add("", "the job definition is %d bytes of JSON; at most %d (16 KiB) are allowed", size, MaxDefinitionBytes)
 	}

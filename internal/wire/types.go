@@ -70,6 +70,18 @@ type JobProperties struct {
 	Recurrence *JobRecurrence `json:"recurrence,omitempty"`
 	State      string         `json:"state,omitempty"`  // Enabled, Disabled, Completed, Faulted
 	Status     *JobStatus     `json:"status,omitempty"` // read-only
+
+	// Extensions (SPEC 8), absent unless set.
+	Overlap  string      `json:"overlap,omitempty"`  // Allow (default), Skip, BufferOne
+	Misfire  *JobMisfire `json:"misfire,omitempty"`  // what happens to occurrences missed by more than a threshold
+	ResumeAt string      `json:"resumeAt,omitempty"` // date-time at which a Disabled job becomes Enabled by itself
+	Note     string      `json:"note,omitempty"`     // why the job is paused (at most 512 characters)
+}
+
+// JobMisfire is a job's misfire policy (extension).
+type JobMisfire struct {
+	Policy    string `json:"policy,omitempty"`    // RunOnce (default), Skip, RunAll
+	Threshold string `json:"threshold,omitempty"` // ISO 8601 duration; default the daemon's
 }
 
 // JobAction is what a job does at each execution.

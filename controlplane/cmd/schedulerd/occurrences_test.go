@@ -130,7 +130,7 @@ func TestOccurrencesCommand(t *testing.T) {
 			args:       []string{"occurrences", "--now", "2026-11-23T00:00:00Z"},
 			stdin:      `{"frequency":"Week","schedule":{"monthDays":[3]},"colour":1}`,
 			wantCode:   2,
-			wantStderr: "colour: unknown field (allowed: frequency, interval, count, endTime, timeZone, schedule)\n"},
+			wantStderr: "colour: unknown field (allowed: frequency, interval, count, endTime, timeZone, schedule, jitter, excludeDates)\n"},
 		{name: "a bare recurrence: rule problems relative to it",
 			args:       []string{"occurrences", "--now", "2026-11-23T00:00:00Z"},
 			stdin:      `{"frequency":"Week","schedule":{"monthDays":[3]}}`,
@@ -152,7 +152,7 @@ func TestOccurrencesCommand(t *testing.T) {
 			args:     []string{"occurrences", "--now", "2015-04-08T13:00:00Z"},
 			stdin:    `{"properties":{"recurrence":{"frequency":"Month","interval":"2","schedule":{"monthDays":[1,2,"3",32]}},"colour":1}}`,
 			wantCode: 2,
-			wantStderr: "properties.colour: unknown field (allowed: startTime, action, recurrence, state, status)\n" +
+			wantStderr: "properties.colour: unknown field (allowed: startTime, action, recurrence, state, status, overlap, misfire, resumeAt, note)\n" +
 				"properties.recurrence.interval: expected an integer, got a string\n" +
 				"properties.recurrence.schedule.monthDays[2]: expected an integer, got a string\n"},
 		{name: "invalid rules: every problem, one per line",
