@@ -18,6 +18,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -48,6 +49,10 @@ const (
 	HeaderJobID             = "x-ms-scheduler-jobid"
 	HeaderJobCollectionID   = "x-ms-scheduler-jobcollectionid"
 	HeaderExecutionRegion   = "x-ms-scheduler-execution-region"
+	// What failed, on the error action's attempts only (extension, SPEC 8; see Failure).
+	HeaderFailedStatus = "x-ms-scheduler-failed-status"
+	HeaderFailedReason = "x-ms-scheduler-failed-reason"
+	HeaderAttempts     = "x-ms-scheduler-attempts"
 )
 
 // Config configures an Executor. The zero value works: real clock, a shared transport, 60 s
@@ -183,8 +188,52 @@ type Attempt struct {
 	JobID             string // the job's resource ID
 	JobCollectionID   string // the collection's resource ID
 	Region            string
+	// Failure, on an error action's attempt, is what made the main action fail (nil: nothing is
+	// said, as in Azure).
+	Failure *Failure
 
 	timeout time.Duration // set by Do: the action's timeout, or the executor's
+}
+
+// Failure is what the error action is told of the main action's failure: its last attempt's
+// status code (0: no response came back), a short reason (one line, at most MaxReasonChars) and
+// how many attempts the main action made.
+type Failure struct {
+	Status   int
+	Reason   string
+	Attempts int
+}
+
+// MaxReasonChars bounds Failure.Reason where it is sent.
+const MaxReasonChars = 256
+
+// fields returns the failure's headers / message properties, by name; the status is left out
+// when no response came back.
+func (f *Failure) fields() map[string]string {
+	if f == nil {
+		return nil
+	}
+	out := map[string]string{HeaderFailedReason: shortReason(f.Reason), HeaderAttempts: strconv.Itoa(f.Attempts)}
+	if f.Status != 0 {
+		out[HeaderFailedStatus] = strconv.Itoa(f.Status)
+	}
+	return out
+}
+
+// shortReason is the first line of a reason, without control characters, at most MaxReasonChars
+// runes.
+func shortReason(s string) string {
+	s, _, _ = strings.Cut(s, "\n")
+	s = strings.Map(func(r rune) rune {
+		if r < 0x20 || r == 0x7f {
+			return -1
+		}
+		return r
+	}, strings.ToValidUTF8(s, "\uFFFD"))
+	if r := []rune(s); len(r) > MaxReasonChars {
+		s = string(r[:MaxReasonChars])
+	}
+	return s
 }
 
 // Result is what an attempt did.

@@ -41,6 +41,9 @@ func (h httpRunner) run(ctx context.Context, a *Attempt) Result {
 	req.Header["X-Ms-Scheduler-Jobid"] = []string{a.JobID}
 	req.Header["X-Ms-Scheduler-Jobcollectionid"] = []string{a.JobCollectionID}
 	req.Header["X-Ms-Scheduler-Execution-Region"] = []string{a.Region}
+	for k, v := range a.Failure.fields() {
+		req.Header.Set(k, v)
+	}
 
 	client := e.client
 	if auth := r.Authentication; auth != nil {

@@ -196,6 +196,9 @@ func busMessage(m *wire.ServiceBusMessage, a *Attempt, now time.Time) (*amqp.Mes
 	msg.ApplicationProperties[HeaderJobID] = a.JobID
 	msg.ApplicationProperties[HeaderJobCollectionID] = a.JobCollectionID
 	msg.ApplicationProperties[HeaderExecutionRegion] = a.Region
+	for k, v := range a.Failure.fields() {
+		msg.ApplicationProperties[k] = v
+	}
 	return msg, nil
 }
 

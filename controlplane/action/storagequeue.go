@@ -34,6 +34,10 @@ type QueueEnvelope struct {
 	SchedulerJobCollectionID string   `xml:"SchedulerJobCollectionId"`
 	Region                   string   `xml:"Region"`
 	Message                  string   `xml:"Message"`
+	// What failed, in an error action's message only (extension; see Failure).
+	FailedStatus string `xml:"FailedStatus,omitempty"`
+	FailedReason string `xml:"FailedReason,omitempty"`
+	Attempts     string `xml:"Attempts,omitempty"`
 }
 
 // queueMessage is the Put Message request body.
@@ -56,12 +60,16 @@ func (s storageQueueRunner) run(ctx context.Context, a *Attempt) Result {
 	if q == nil {
 		return Result{Message: "StorageQueue action without a queueMessage"}
 	}
-	env, err := xml.MarshalIndent(QueueEnvelope{
+	ev := QueueEnvelope{
 		XSD: "http://www.w3.org/2001/XMLSchema", XSI: "http://www.w3.org/2001/XMLSchema-instance",
 		ExecutionTag: a.ExecutionTag, ClientRequestID: a.ClientRequestID,
 		ExpectedExecutionTime: a.ExpectedExecution.UTC().Format(time.RFC3339), SchedulerJobID: a.JobID,
 		SchedulerJobCollectionID: a.JobCollectionID, Region: a.Region, Message: q.Message,
-	}, "", "  ")
+	}
+	if f := a.Failure.fields(); f != nil {
+		ev.FailedStatus, ev.FailedReason, ev.Attempts = f[HeaderFailedStatus], f[HeaderFailedReason], f[HeaderAttempts]
+	}
+	env, err := xml.MarshalIndent(ev, "", "  ")
 	if err != nil {
 		return Result{Message: "StorageQueue action: " + err.Error()}
 	}

@@ -123,6 +123,9 @@ func TestRetriesErrorActionAndFaulted(t *testing.T) {
 		}
 		h := tg.next(t)
 		equal(t, "error action", h.Method+" "+h.Path, "PUT /error")
+		equal(t, "the error action is told what failed", [3]string{h.Header.Get("x-ms-scheduler-failed-status"),
+			h.Header.Get("x-ms-scheduler-failed-reason"), h.Header.Get("x-ms-scheduler-attempts")},
+			[3]string{"500", "HTTP/1.1 500 Internal Server Error", "3"})
 		tags = append(tags, h.Header.Get("x-ms-execution-tag"))
 		r := e.record()
 		equal(t, "error action record", [3]bool{r.Finished, r.Faulted, r.Failure}, [3]bool{true, true, false})

@@ -286,6 +286,7 @@ func (ex *Executor) attempt(ctx context.Context, t task) (*recordOp, bool) {
 			if props.Action != nil {
 				at.ErrorAction(props.Action.ErrorAction)
 			}
+			at.Failure = ex.failureOf(ctx, t.job, x.Tag)
 		} else {
 			at.MainAction(props.Action)
 		}
