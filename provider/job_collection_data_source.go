@@ -20,7 +20,8 @@ func (d *jobCollectionDataSource) Metadata(_ context.Context, req datasource.Met
 }
 
 func (d *jobCollectionDataSource) Schema(_ context.Context, _ datasource.SchemaRequest, resp *datasource.SchemaResponse) {
-	attrs := dataSourceAttrs(jobCollectionSchema().Attributes, true)
+	cs := jobCollectionSchema()
+	attrs := dataSourceBlockAttrs(cs.Attributes, cs.Blocks) // the collection as read: all computed
 	attrs["name"] = schema.StringAttribute{Required: true, MarkdownDescription: "Name of the collection."}
 	attrs["resource_group"] = schema.StringAttribute{Optional: true, MarkdownDescription: "Resource group of the collection; default `default`."}
 	attrs["force_destroy"] = schema.BoolAttribute{Computed: true, MarkdownDescription: "Always null: `force_destroy` is a setting of the `scheduler_job_collection` resource, not of the collection."}

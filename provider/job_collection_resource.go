@@ -129,8 +129,20 @@ func jobCollectionSchema() schema.Schema {
 				MarkdownDescription: "`Enabled`, `Disabled` or `Suspended` (any case); default `Enabled`. The jobs of a collection that is not enabled do not fire.",
 				Validators:          []validator.String{stringvalidator.OneOfCaseInsensitive(collectionStates...)},
 			},
-			"quota": schema.SingleNestedAttribute{
+			"tags": schema.MapAttribute{
 				Optional:            true,
+				ElementType:         types.StringType,
+				MarkdownDescription: "Free-form tags.",
+			},
+			"force_destroy": schema.BoolAttribute{
+				Optional: true,
+				MarkdownDescription: "Whether destroying the collection may delete jobs this configuration does not manage (created through the API " +
+					"or by another configuration); default `false`: the destroy fails while the collection holds such jobs, naming them. " +
+					"A destroy plan warns how many jobs the collection holds. Not sent to the daemon.",
+			},
+		},
+		Blocks: map[string]schema.Block{
+			"quota": schema.SingleNestedBlock{
 				MarkdownDescription: "Limits overriding the SKU's defaults.",
 				Attributes: map[string]schema.Attribute{
 					"max_job_count": schema.Int64Attribute{
@@ -143,13 +155,15 @@ func jobCollectionSchema() schema.Schema {
 						MarkdownDescription: "Largest `recurrence.count` a job may have.",
 						Validators:          []validator.Int64{int64validator.AtLeast(1)},
 					},
-					"max_recurrence": schema.SingleNestedAttribute{
-						Optional:            true,
+				},
+				Blocks: map[string]schema.Block{
+					"max_recurrence": schema.SingleNestedBlock{
 						MarkdownDescription: "Fastest recurrence allowed: no two of a job's next 1,000 executions may be closer than this.",
 						Attributes: map[string]schema.Attribute{
 							"frequency": schema.StringAttribute{
-								Required:            true,
-								MarkdownDescription: "`Minute`, `Hour`, `Day`, `Week` or `Month` (any case).",
+								// Optional: the framework requires a Required attribute of a block even when the block is absent.
+								Optional:            true,
+								MarkdownDescription: "Required. `Minute`, `Hour`, `Day`, `Week` or `Month` (any case).",
 								Validators:          []validator.String{stringvalidator.OneOfCaseInsensitive(frequencies...)},
 							},
 							"interval": schema.Int64Attribute{
@@ -160,17 +174,6 @@ func jobCollectionSchema() schema.Schema {
 						},
 					},
 				},
-			},
-			"tags": schema.MapAttribute{
-				Optional:            true,
-				ElementType:         types.StringType,
-				MarkdownDescription: "Free-form tags.",
-			},
-			"force_destroy": schema.BoolAttribute{
-				Optional: true,
-				MarkdownDescription: "Whether destroying the collection may delete jobs this configuration does not manage (created through the API " +
-					"or by another configuration); default `false`: the destroy fails while the collection holds such jobs, naming them. " +
-					"A destroy plan warns how many jobs the collection holds. Not sent to the daemon.",
 			},
 		},
 	}
@@ -220,6 +223,11 @@ func (r *jobCollectionResource) ValidateConfig(ctx context.Context, req resource
 	var m jobCollectionModel
 	if diags := req.Config.Get(ctx, &m); diags.HasError() {
 		return // an unknown nested object: nothing to check yet
+	}
+	if q := m.Quota; q != nil && q.MaxRecurrence != nil && q.MaxRecurrence.Frequency.IsNull() {
+		resp.Diagnostics.AddAttributeError(path.Root("quota").AtName("max_recurrence").AtName("frequency"),
+			"Missing quota.max_recurrence.frequency", "A max_recurrence block needs frequency: Minute, Hour, Day, Week or Month.")
+		return
 	}
 	def := m.toWire(ctx)
 	for _, p := range jobdef.ValidateCollection(def.Properties) {

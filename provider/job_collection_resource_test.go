@@ -3,6 +3,7 @@ package provider
 import (
 	"context"
 	"fmt"
+	"math/big"
 	"os"
 	"regexp"
 	"testing"
@@ -29,9 +30,9 @@ resource "scheduler_job_collection" "test" {
   name  = %q
   sku   = %q
   state = %q
-  quota = {
+  quota {
     max_job_count = %d
-    max_recurrence = {
+    max_recurrence {
       frequency = %q
       interval  = 1
     }
@@ -273,4 +274,94 @@ func TestAccJobCollection_destroyPlanCountsJobs(t *testing.T) {
 			t.Errorf("force_destroy %v: want one warning %q | %q", tc.force, tc.summary, tc.details)
 		}
 	}
+}
+
+// quota became a block (it was an object attribute): a state written when it was an attribute
+// reads unchanged, with no schema upgrade (both are an object or null in the state).
+func TestQuotaBlockReadsAttributeState(t *testing.T) {
+	ctx := context.Background()
+	server, err := providerserver.NewProtocol6WithError(New("test")())()
+	if err != nil {
+		t.Fatal(err)
+	}
+	schemas, err := server.GetProviderSchema(ctx, &tfprotov6.GetProviderSchemaRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	typ := schemas.ResourceSchemas["scheduler_job_collection"].ValueType()
+	for _, tc := range []struct{ name, state string }{
+		{"with a quota", `{"id":"/subscriptions/default/resourceGroups/default/providers/Microsoft.Scheduler/jobCollections/ops","name":"ops",` +
+			`"resource_group":"default","location":"local","sku":"Standard","state":"Enabled","tags":null,` +
+			`"quota":{"max_job_count":10,"max_job_occurrence":null,"max_recurrence":{"frequency":"Minute","interval":5}}}`},
+		{"without", `{"id":"/subscriptions/default/resourceGroups/default/providers/Microsoft.Scheduler/jobCollections/ops","name":"ops",` +
+			`"resource_group":"default","location":"local","sku":"Standard","state":"Enabled","tags":null,"quota":null}`},
+	} {
+		resp, err := server.UpgradeResourceState(ctx, &tfprotov6.UpgradeResourceStateRequest{
+			TypeName: "scheduler_job_collection", Version: 0, RawState: &tfprotov6.RawState{JSON: []byte(tc.state)}})
+		if err != nil || len(resp.Diagnostics) > 0 {
+			t.Fatalf("%s: %v %v", tc.name, err, resp.Diagnostics)
+		}
+		v, err := resp.UpgradedState.Unmarshal(typ)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var attrs map[string]tftypes.Value
+		if err := v.As(&attrs); err != nil {
+			t.Fatal(err)
+		}
+		quota := attrs["quota"]
+		if tc.name == "without" {
+			if !quota.IsNull() {
+				t.Errorf("%s: quota %v, want null", tc.name, quota)
+			}
+			continue
+		}
+		var q map[string]tftypes.Value
+		if err := quota.As(&q); err != nil {
+			t.Fatal(err)
+		}
+		var mr map[string]tftypes.Value
+		if err := q["max_recurrence"].As(&mr); err != nil {
+			t.Fatal(err)
+		}
+		var freq string
+		var count, interval big.Float
+		if err := q["max_job_count"].As(&count); err != nil {
+			t.Fatal(err)
+		}
+		if err := mr["frequency"].As(&freq); err != nil {
+			t.Fatal(err)
+		}
+		if err := mr["interval"].As(&interval); err != nil {
+			t.Fatal(err)
+		}
+		if c, _ := count.Int64(); c != 10 || freq != "Minute" || !q["max_job_occurrence"].IsNull() {
+			t.Errorf("%s: quota %v", tc.name, quota)
+		}
+		if i, _ := interval.Int64(); i != 5 {
+			t.Errorf("%s: interval %v, want 5", tc.name, i)
+		}
+	}
+}
+
+// quota and max_recurrence are blocks; a max_recurrence block without frequency is refused at
+// plan time, naming it.
+func TestAccJobCollection_quotaBlock(t *testing.T) {
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: protoV6Factories(),
+		Steps: []resource.TestStep{{
+			Config: `
+resource "scheduler_job_collection" "test" {
+  name = "quota-block"
+  quota {
+    max_recurrence {
+      interval = 2
+    }
+  }
+}
+`,
+			PlanOnly:    true,
+			ExpectError: messageRE("Missing quota.max_recurrence.frequency"),
+		}},
+	})
 }

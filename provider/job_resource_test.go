@@ -911,7 +911,9 @@ resource "scheduler_job" %q {
 resource "scheduler_job_collection" "test" {
   name  = %q
   sku   = %q
-  quota = { max_job_count = %d }
+  quota {
+    max_job_count = %d
+  }
 }
 `, acctest.RandomWithPrefix("jc"), sku, maxJobs)
 	}
@@ -949,8 +951,10 @@ resource "scheduler_job_collection" "test" {
     interval  = 15`, 1) + `
 resource "scheduler_job_collection" "hourly" {
   name = "${scheduler_job_collection.test.name}-hourly"
-  quota = {
-    max_recurrence = { frequency = "Hour" }
+  quota {
+    max_recurrence {
+      frequency = "Hour"
+    }
   }
 }
 

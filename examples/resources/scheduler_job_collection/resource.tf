@@ -4,10 +4,10 @@ resource "scheduler_job_collection" "ops" {
   sku            = "Standard"
 
   # Overrides the SKU's defaults (Standard: 50 jobs, every minute at most).
-  quota = {
+  quota {
     max_job_count      = 20
     max_job_occurrence = 10000
-    max_recurrence = {
+    max_recurrence {
       frequency = "Minute"
       interval  = 5
     }
