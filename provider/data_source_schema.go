@@ -10,7 +10,7 @@ import (
 
 // requiredPrefix is the start of a description saying an argument is required ("Required. ",
 // "Required: this or `password_wo`. ").
-var requiredPrefix = regexp.MustCompile("^Required(\\. |: [^.]*\\. )")
+var requiredPrefix = regexp.MustCompile(`^Required(\. |: [^.]*\. )`)
 
 // dataSourceAttr turns a resource schema attribute into the data source's: all computed (the
 // data source reads it) when computed is set, else with the same requiredness and validators.

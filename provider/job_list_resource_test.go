@@ -21,7 +21,7 @@ import (
 func listJobs(t *testing.T, server tfprotov6.ProviderServer, schemas *tfprotov6.GetProviderSchemaResponse, fields map[string]any, include bool) (names, identities []string, resources []tftypes.Value, diags []string) {
 	t.Helper()
 	ctx := context.Background()
-	lister, ok := server.(tfprotov6.ProviderServerWithListResource)
+	lister, ok := server.(tfprotov6.ProviderServerWithListResource) //nolint:staticcheck // terraform-plugin-go 0.31 serves list resources only through it
 	if !ok {
 		t.Fatal("the provider server does not serve list resources")
 	}

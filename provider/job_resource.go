@@ -207,7 +207,7 @@ func (r *jobResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanReq
 	if c == nil {
 		c = clock.Real{}
 	}
-	checkPlannedLimits(ctx, r.data, c, &plan, done, resp)
+	checkPlannedLimits(r.data, c, &plan, done, resp)
 }
 
 // planReplacement replaces a job in a final state whose configuration changed; it returns the

@@ -1583,7 +1583,11 @@ func planCompletedJob(t *testing.T, now time.Time, startTime string) (replaced [
 		t.Fatal(err)
 	}
 	typ := schemas.ResourceSchemas["scheduler_job"].ValueType()
-	statusType := typ.(tftypes.Object).AttributeTypes["status"]
+	obj, ok := typ.(tftypes.Object)
+	if !ok {
+		t.Fatalf("scheduler_job's type %s is not an object", typ)
+	}
+	statusType := obj.AttributeTypes["status"]
 	start := tftypes.NewValue(tftypes.String, nil)
 	if startTime != "" {
 		start = tfStr(startTime)

@@ -49,7 +49,7 @@ func invokeJobRun(t *testing.T, server tfprotov6.ProviderServer, schemas *tfprot
 	if err != nil {
 		t.Fatal(err)
 	}
-	actions, ok := server.(tfprotov6.ProviderServerWithActions)
+	actions, ok := server.(tfprotov6.ProviderServerWithActions) //nolint:staticcheck // terraform-plugin-go 0.31 serves actions only through it
 	if !ok {
 		t.Fatal("the provider server does not serve actions")
 	}

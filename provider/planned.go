@@ -68,7 +68,7 @@ func (r *jobCollectionResource) planCollection(ctx context.Context, req resource
 // checkPlannedLimits checks the planned job against the limits of its collection as planned in
 // this run: the SKU's outbound authentication, quota.max_job_occurrence and the fastest
 // recurrence allowed. done is how many times the job has run.
-func checkPlannedLimits(ctx context.Context, data *providerData, c clock.Clock, plan *jobModel, done int, resp *resource.ModifyPlanResponse) {
+func checkPlannedLimits(data *providerData, c clock.Clock, plan *jobModel, done int, resp *resource.ModifyPlanResponse) {
 	if data == nil || data.planned == nil || plan.JobCollectionID.IsUnknown() {
 		return
 	}

@@ -42,7 +42,7 @@ func TestNameValidator(t *testing.T) {
 	}
 }
 
-// A missing required block is named with the right article: "An action { ... } block is required."
+// A missing required block is named with the right article: An action { ... } block.
 func TestRequiredBlockMessage(t *testing.T) {
 	for _, tc := range []struct{ attr, want string }{
 		{"action", "An action { ... } block is required."},
