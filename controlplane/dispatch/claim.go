@@ -112,7 +112,7 @@ func (l *loop) unpark(now time.Time, room *capacity, claims []*claimOp) []*claim
 
 // claim builds the claim of e's due occurrence, coalescing misfired ones.
 func (l *loop) claim(e *entry, now time.Time) *claimOp {
-	c := jobstate.Claim(e.rule, e.next, e.execCount, now, l.s.cfg.MisfireThreshold)
+	c := jobstate.ClaimWith(e.rule, e.next, e.execCount, now, e.misfire)
 	scheduled, missed, next := c.Scheduled, c.Missed, c.Next
 	e.claiming = true
 	// The attempt's definition, decoded once here. The leader's scheduler runs no attempt (an

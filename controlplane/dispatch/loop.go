@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/store"
+	"github.com/schedulerhq/terraform-provider-scheduler/internal/jobstate"
 	"github.com/schedulerhq/terraform-provider-scheduler/internal/recurrence"
 )
 
@@ -163,11 +164,12 @@ type entry struct {
 	version      int64
 	execCount    int
 	target       string // of its main action (interned)
-	item         *item  // in the heap while waiting for next; nil while claiming or parked
-	claiming     bool   // a claim is in the writer
-	dirty        bool   // changed while claiming: reload when the claim is answered
-	parked       bool   // due, waiting in loop.parked for capacity
-	changed      bool   // the job changed while claiming: cancel the claim when answered
+	misfire      jobstate.Misfire
+	item         *item // in the heap while waiting for next; nil while claiming or parked
+	claiming     bool  // a claim is in the writer
+	dirty        bool  // changed while claiming: reload when the claim is answered
+	parked       bool  // due, waiting in loop.parked for capacity
+	changed      bool  // the job changed while claiming: cancel the claim when answered
 	// started is the scheduled time (Unix ns) of the latest occurrence handed over due, and
 	// aheadStarted that of the latest claimed ahead that started (set by the runner; shared by
 	// the entries that replace this one): a change that comes too late to cancel it must not

@@ -90,7 +90,7 @@ func (l *loop) put(j *store.Job) {
 	}
 	e := &entry{id: j.ID, collectionID: j.CollectionID, def: def, rule: rule, ruleKey: key,
 		next: next, version: j.Version, execCount: j.Status.ExecutionCount, started: started, aheadStarted: aheadStarted,
-		target: l.intern(l.s.target(j.Properties, store.ActionMain))}
+		target: l.intern(l.s.target(j.Properties, store.ActionMain)), misfire: l.s.misfire(&j.Properties)}
 	if cur := l.entries[j.ID]; cur != nil {
 		l.releaseTarget(cur.target)
 	}

@@ -12,6 +12,8 @@ import (
 	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/action"
 	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/store"
 	"github.com/schedulerhq/terraform-provider-scheduler/internal/clock"
+	"github.com/schedulerhq/terraform-provider-scheduler/internal/jobdef"
+	"github.com/schedulerhq/terraform-provider-scheduler/internal/jobstate"
 	"github.com/schedulerhq/terraform-provider-scheduler/internal/wire"
 )
 
@@ -316,3 +318,14 @@ func executions(hs []*held) []*store.Execution {
 
 // capacityUnbounded is the room of a scheduler whose runner does not size its claims.
 const capacityUnbounded = math.MaxInt32
+
+// misfire is a job's misfire rule: its own policy and threshold, else RunOnce and the daemon's
+// threshold. The Skip policy's record of what it skipped is not built yet: until it is, a Skip
+// job's missed occurrences are coalesced (RunOnce) rather than dropped unrecorded.
+func (s *Scheduler) misfire(p *wire.JobProperties) jobstate.Misfire {
+	m := jobdef.MisfireOf(p, s.cfg.MisfireThreshold)
+	if m.Policy == jobstate.MisfireSkip {
+		m.Policy = jobstate.MisfireRunOnce
+	}
+	return m
+}

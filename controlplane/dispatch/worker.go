@@ -13,6 +13,7 @@ import (
 	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/action"
 	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/secret"
 	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/store"
+	"github.com/schedulerhq/terraform-provider-scheduler/internal/jobdef"
 	"github.com/schedulerhq/terraform-provider-scheduler/internal/jobstate"
 	"github.com/schedulerhq/terraform-provider-scheduler/internal/wire"
 )
@@ -300,7 +301,7 @@ func (ex *Executor) attempt(ctx context.Context, t task) (*recordOp, bool) {
 	msg := res.Message
 	if x.Missed > 0 && x.Phase == store.ActionMain && x.Attempt == 0 {
 		msg = fmt.Sprintf("%d missed occurrence(s) before %s were coalesced into this execution (misfire threshold %s).\n%s",
-			x.Missed, x.Scheduled.UTC().Format(time.RFC3339), ex.cfg.MisfireThreshold, msg)
+			x.Missed, x.Scheduled.UTC().Format(time.RFC3339), jobdef.MisfireOf(&t.job.Properties, ex.cfg.MisfireThreshold).Threshold, msg)
 	}
 	status := store.HistoryCompleted
 	if !res.Success {

@@ -73,3 +73,21 @@ func ResumeAt(p *wire.JobProperties) (time.Time, bool) {
 	at, err := recurrence.ParseTime(p.ResumeAt, nil)
 	return at, err == nil
 }
+
+// MisfireOf is a job's misfire rule: its policy (RunOnce when not set) and its threshold, else
+// the daemon's.
+func MisfireOf(p *wire.JobProperties, daemon time.Duration) jobstate.Misfire {
+	m := jobstate.Misfire{Policy: jobstate.MisfireRunOnce, Threshold: daemon}
+	if p == nil || p.Misfire == nil {
+		return m
+	}
+	if pol, ok := Canonical(p.Misfire.Policy, jobstate.MisfirePolicies); ok {
+		m.Policy = pol
+	}
+	if p.Misfire.Threshold != "" {
+		if d, err := retry.ParseInterval(p.Misfire.Threshold); err == nil && d > 0 {
+			m.Threshold = d
+		}
+	}
+	return m
+}

@@ -21,6 +21,9 @@ type Claimed struct {
 	// Next is the job's next execution after this one; zero when nothing is left (count reached
 	// with this execution, or no candidate before endTime).
 	Next time.Time
+	// Skipped is how many occurrences the Skip misfire policy skipped before Scheduled (see
+	// ClaimWith); they did not execute and do not count toward count.
+	Skipped int
 }
 
 // Claim is the claim at now of a job's occurrence due at due, the job having executed executed
@@ -41,11 +44,7 @@ func Claim(rule *recurrence.Rule, due time.Time, executed int, now time.Time, mi
 			c.Missed++
 		}
 	}
-	if count := rule.Count(); count == 0 || executed+1 < count {
-		if n, ok := rule.Next(c.Scheduled); ok {
-			c.Next = n
-		}
-	}
+	c.Next = nextAfter(rule, c.Scheduled, executed)
 	return c
 }
 
