@@ -27,6 +27,7 @@ import (
 	"github.com/schedulerhq/terraform-provider-scheduler/internal/jobdef"
 	"github.com/schedulerhq/terraform-provider-scheduler/internal/jobstate"
 	"github.com/schedulerhq/terraform-provider-scheduler/internal/wire"
+	"go.opentelemetry.io/otel/trace"
 )
 
 // Defaults.
@@ -74,6 +75,9 @@ type Config struct {
 	// ServiceBus says how Service Bus actions reach their namespaces (zero: Azure's).
 	ServiceBus ServiceBusConfig
 	Logger     *slog.Logger
+	// Tracer, when set, records a span per attempt (see Attempt.Trace; the daemon's
+	// --otlp-endpoint exports them). nil: attempts still carry traceparent, nothing is recorded.
+	Tracer trace.Tracer
 }
 
 // NewTransport returns the transport the daemon shares between all attempts: keep-alive with
@@ -110,6 +114,8 @@ type Executor struct {
 
 	kinds map[string]runner // by lower-case action type
 	bus   *busPool
+
+	tracer trace.Tracer
 }
 
 // New returns an Executor.
@@ -122,6 +128,7 @@ func New(cfg Config) *Executor {
 		queues:    strings.TrimRight(cfg.StorageQueueEndpoint, "/"),
 		log:       cfg.Logger,
 		certs:     map[string]*http.Client{},
+		tracer:    cfg.Tracer,
 	}
 	if e.clock == nil {
 		e.clock = clock.Real{}
@@ -188,11 +195,16 @@ type Attempt struct {
 	JobID             string // the job's resource ID
 	JobCollectionID   string // the collection's resource ID
 	Region            string
+	// Phase (MainAction, ErrorAction) and RetryCount (the attempt's retryCount) describe the
+	// attempt in its span.
+	Phase      string
+	RetryCount int
 	// Failure, on an error action's attempt, is what made the main action fail (nil: nothing is
 	// said, as in Azure).
 	Failure *Failure
 
 	timeout time.Duration // set by Do: the action's timeout, or the executor's
+	ids     *TraceIDs     // set by Do: the attempt's trace context
 }
 
 // Failure is what the error action is told of the main action's failure: its last attempt's
@@ -260,9 +272,19 @@ func (e *Executor) Do(ctx context.Context, a Attempt) Result {
 		return Result{Message: fmt.Sprintf("%s actions are not supported by this daemon", a.Action.Type)}
 	}
 	a.timeout = jobstate.Timeout(a.Action, e.timeout)
-	ctx, cancel := context.WithTimeout(ctx, a.timeout)
+	ids := a.Trace()
+	a.ids = &ids
+	var span trace.Span
+	if e.tracer != nil {
+		ctx, span = e.startSpan(ctx, &a)
+	}
+	actx, cancel := context.WithTimeout(ctx, a.timeout)
 	defer cancel()
-	return r.run(ctx, &a)
+	res := r.run(actx, &a)
+	if span != nil {
+		endSpan(span, res)
+	}
+	return res
 }
 
 // timedOut is the message of an attempt cancelled at its deadline.

@@ -44,7 +44,7 @@ func (h httpRunner) run(ctx context.Context, a *Attempt) Result {
 	for k, v := range a.Failure.fields() {
 		req.Header.Set(k, v)
 	}
-	req.Header["Traceparent"] = []string{a.Trace().Traceparent()}
+	req.Header["Traceparent"] = []string{a.traceIDs().Traceparent()}
 	delete(req.Header, "Tracestate") // a job's own tracestate would belong to another trace
 
 	client := e.client

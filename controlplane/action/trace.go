@@ -1,8 +1,15 @@
 package action
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"strings"
+	"time"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/trace"
 )
 
 // HeaderTraceparent is the W3C Trace Context header every HTTP attempt carries (SPEC 8).
@@ -12,9 +19,9 @@ const HeaderTraceparent = "traceparent"
 // for every attempt, retry and error action of an execution, on every replica), the execution's
 // span (the parent of each attempt's span) and the attempt's own span.
 type TraceIDs struct {
-	TraceID       [16]byte
-	ExecutionSpan [8]byte
-	AttemptSpan   [8]byte
+	TraceID       trace.TraceID
+	ExecutionSpan trace.SpanID
+	AttemptSpan   trace.SpanID
 }
 
 // Trace derives an attempt's trace identifiers: the trace and the execution span from the job's
@@ -28,13 +35,13 @@ func (a *Attempt) Trace() TraceIDs {
 	s := sha256.Sum256([]byte("span\x00" + a.ClientRequestID))
 	copy(t.AttemptSpan[:], s[:8])
 	// All-zero identifiers are invalid in W3C trace context.
-	if t.TraceID == [16]byte{} {
+	if !t.TraceID.IsValid() {
 		t.TraceID[15] = 1
 	}
-	if t.AttemptSpan == [8]byte{} {
+	if !t.AttemptSpan.IsValid() {
 		t.AttemptSpan[7] = 1
 	}
-	if t.ExecutionSpan == [8]byte{} {
+	if !t.ExecutionSpan.IsValid() {
 		t.ExecutionSpan[7] = 1
 	}
 	return t
@@ -44,4 +51,53 @@ func (a *Attempt) Trace() TraceIDs {
 // attempt's span, sampled.
 func (t TraceIDs) Traceparent() string {
 	return "00-" + hex.EncodeToString(t.TraceID[:]) + "-" + hex.EncodeToString(t.AttemptSpan[:]) + "-01"
+}
+
+// traceIDs returns the attempt's trace context: Do's (with the recorded span's ID when a tracer
+// records one), else derived.
+func (a *Attempt) traceIDs() TraceIDs {
+	if a.ids != nil {
+		return *a.ids
+	}
+	return a.Trace()
+}
+
+// startSpan starts the attempt's span as a child of the execution's span (a remote parent: it is
+// the same on every replica), and takes its span ID for the attempt's traceparent.
+func (e *Executor) startSpan(ctx context.Context, a *Attempt) (context.Context, trace.Span) {
+	parent := trace.NewSpanContext(trace.SpanContextConfig{
+		TraceID: a.ids.TraceID, SpanID: a.ids.ExecutionSpan, TraceFlags: trace.FlagsSampled, Remote: true,
+	})
+	ctx = trace.ContextWithRemoteSpanContext(ctx, parent)
+	ctx, span := e.tracer.Start(ctx, "scheduler.attempt", trace.WithSpanKind(trace.SpanKindClient),
+		trace.WithAttributes(
+			attribute.String("scheduler.job_id", a.JobID),
+			attribute.String("scheduler.job_collection_id", a.JobCollectionID),
+			attribute.String("scheduler.execution_tag", a.ExecutionTag),
+			attribute.String("scheduler.expected_execution_time", a.ExpectedExecution.UTC().Format(time.RFC3339)),
+			attribute.String("scheduler.action", a.Phase),
+			attribute.String("scheduler.action_type", a.Action.Type),
+			attribute.Int("scheduler.attempt", a.RetryCount),
+		))
+	if sc := span.SpanContext(); sc.IsValid() {
+		a.ids.AttemptSpan = sc.SpanID()
+	}
+	return ctx, span
+}
+
+// endSpan records the attempt's outcome and status code on its span and ends it.
+func endSpan(span trace.Span, res Result) {
+	outcome := "failed"
+	if res.Success {
+		outcome = "succeeded"
+	}
+	span.SetAttributes(attribute.String("scheduler.outcome", outcome))
+	if res.StatusCode != 0 {
+		span.SetAttributes(attribute.Int("http.response.status_code", res.StatusCode))
+	}
+	if !res.Success {
+		first, _, _ := strings.Cut(res.Message, "\n")
+		span.SetStatus(codes.Error, shortReason(first))
+	}
+	span.End()
 }

@@ -1,0 +1,105 @@
+package telemetry
+
+import (
+	"context"
+	"fmt"
+	"net/url"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
+	"go.opentelemetry.io/otel/sdk/resource"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/trace"
+)
+
+// TracingConfig configures the export of attempt spans over OTLP/HTTP (the daemon's
+// --otlp-endpoint).
+type TracingConfig struct {
+	// Endpoint is the collector's OTLP/HTTP base URL ("http://collector:4318"); its path, when
+	// it has none, is /v1/traces.
+	Endpoint string
+	// ExportTimeout bounds one export (0: 10 s). A collector that does not answer costs a
+	// failed export, counted, never a slower fire: spans are queued and sent in batches apart
+	// from the attempts, and dropped when the queue is full.
+	ExportTimeout time.Duration
+	// BatchTimeout is how long spans wait to be sent in a batch (0: 2 s).
+	BatchTimeout time.Duration
+	Registerer   prometheus.Registerer
+}
+
+// Tracing records a span per attempt and exports them over OTLP/HTTP with the OpenTelemetry Go
+// SDK.
+type Tracing struct {
+	provider *sdktrace.TracerProvider
+}
+
+// NewTracing returns a Tracing exporting to cfg.Endpoint. It registers
+// scheduler_trace_spans_exported_total and scheduler_trace_spans_failed_total.
+func NewTracing(cfg TracingConfig) (*Tracing, error) {
+	u, err := url.Parse(cfg.Endpoint)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, fmt.Errorf("otlp endpoint %q is not an http or https URL", cfg.Endpoint)
+	}
+	if u.Path == "" || u.Path == "/" {
+		u.Path = "/v1/traces"
+	}
+	if cfg.ExportTimeout <= 0 {
+		cfg.ExportTimeout = 10 * time.Second
+	}
+	if cfg.BatchTimeout <= 0 {
+		cfg.BatchTimeout = 2 * time.Second
+	}
+	exp, err := otlptracehttp.New(context.Background(), otlptracehttp.WithEndpointURL(u.String()),
+		otlptracehttp.WithTimeout(cfg.ExportTimeout), otlptracehttp.WithRetry(otlptracehttp.RetryConfig{Enabled: false}))
+	if err != nil {
+		return nil, fmt.Errorf("otlp exporter: %w", err)
+	}
+	ce := &countingExporter{SpanExporter: exp,
+		exported: prometheus.NewCounter(prometheus.CounterOpts{Name: "scheduler_trace_spans_exported_total",
+			Help: "Attempt spans the OTLP collector accepted."}),
+		failed: prometheus.NewCounter(prometheus.CounterOpts{Name: "scheduler_trace_spans_failed_total",
+			Help: "Attempt spans whose export to the OTLP collector failed (an unreachable or slow collector); they are dropped."}),
+	}
+	if cfg.Registerer != nil {
+		for _, c := range []prometheus.Collector{ce.exported, ce.failed} {
+			if err := cfg.Registerer.Register(c); err != nil {
+				return nil, fmt.Errorf("registering the tracing metrics: %w", err)
+			}
+		}
+	}
+	tp := sdktrace.NewTracerProvider(
+		sdktrace.WithSampler(sdktrace.AlwaysSample()),
+		sdktrace.WithResource(resource.NewSchemaless(attribute.String("service.name", "schedulerd"))),
+		sdktrace.WithBatcher(ce, sdktrace.WithBatchTimeout(cfg.BatchTimeout), sdktrace.WithMaxQueueSize(8192),
+			sdktrace.WithExportTimeout(cfg.ExportTimeout)),
+	)
+	return &Tracing{provider: tp}, nil
+}
+
+// Tracer is what action.Config.Tracer takes.
+func (t *Tracing) Tracer() trace.Tracer { return t.provider.Tracer("schedulerd/action") }
+
+// Flush exports the spans ended so far.
+func (t *Tracing) Flush(ctx context.Context) error { return t.provider.ForceFlush(ctx) }
+
+// Shutdown exports what is queued (within ctx) and stops.
+func (t *Tracing) Shutdown(ctx context.Context) error { return t.provider.Shutdown(ctx) }
+
+// countingExporter counts the spans each export delivered or lost. A failure is only counted:
+// returned, it would reach the SDK's process-wide error handler, which logs every one.
+type countingExporter struct {
+	sdktrace.SpanExporter
+	exported, failed prometheus.Counter
+}
+
+func (c *countingExporter) ExportSpans(ctx context.Context, spans []sdktrace.ReadOnlySpan) error {
+	err := c.SpanExporter.ExportSpans(ctx, spans)
+	if err != nil {
+		c.failed.Add(float64(len(spans)))
+		return nil
+	}
+	c.exported.Add(float64(len(spans)))
+	return nil
+}
