@@ -65,7 +65,7 @@ func (c *capacity) admit(e *entry, now time.Time) bool {
 		c.targets[e.target] = tf
 		return false
 	}
-	if !e.next.After(now) {
+	if !e.startAt().After(now) {
 		c.free--
 		tf--
 	}
@@ -112,8 +112,12 @@ func (l *loop) unpark(now time.Time, room *capacity, claims []*claimOp) []*claim
 
 // claim builds the claim of e's due occurrence, coalescing misfired ones.
 func (l *loop) claim(e *entry, now time.Time) *claimOp {
-	c := jobstate.ClaimWith(e.rule, e.next, e.execCount, now, e.misfire)
+	c := jobstate.ClaimWith(e.rule, e.jitterKey, e.next, e.execCount, now, e.misfire)
 	scheduled, missed, next := c.Scheduled, c.Missed, c.Next
+	start := scheduled // when it starts: scheduled plus the job's jitter; it still reports scheduled
+	if e.jitterKey != "" {
+		start = jobstate.StartAt(e.rule, e.jitterKey, scheduled)
+	}
 	e.claiming = true
 	// The attempt's definition, decoded once here. The leader's scheduler runs no attempt (an
 	// executor takes the execution and loads its job): it keeps the job's collection, which its
@@ -128,11 +132,11 @@ func (l *loop) claim(e *entry, now time.Time) *claimOp {
 		entry:  e,
 		job:    job,
 		target: e.target,
-		due:    !scheduled.After(now),
+		due:    !start.After(now),
 		claim: store.ExecutionClaim{
 			Execution: store.Execution{
 				JobID: e.id, Tag: uuid.NewString(), Scheduled: scheduled, Missed: missed, Phase: store.ActionMain,
-				DueAt: scheduled, ClaimedAt: now,
+				DueAt: start, ClaimedAt: now,
 			},
 			ExpectVersion:     e.version,
 			NextExecutionTime: next,
@@ -195,7 +199,7 @@ func (l *loop) claimed(ctx context.Context, ev claimsCommitted) {
 		case e.next.IsZero():
 			l.drop(e.id) // nothing left: it completes when its execution ends
 		default:
-			e.item = l.push(e.next.Add(-l.s.cfg.Lookahead), e)
+			e.item = l.push(e.startAt().Add(-l.s.cfg.Lookahead), e)
 		}
 	}
 }

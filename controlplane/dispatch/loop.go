@@ -165,17 +165,26 @@ type entry struct {
 	execCount    int
 	target       string // of its main action (interned)
 	misfire      jobstate.Misfire
-	item         *item // in the heap while waiting for next; nil while claiming or parked
-	claiming     bool  // a claim is in the writer
-	dirty        bool  // changed while claiming: reload when the claim is answered
-	parked       bool  // due, waiting in loop.parked for capacity
-	changed      bool  // the job changed while claiming: cancel the claim when answered
+	jitterKey    string // the job's identity key when its rule has a jitter (jobstate.StartAt)
+	item         *item  // in the heap while waiting for next; nil while claiming or parked
+	claiming     bool   // a claim is in the writer
+	dirty        bool   // changed while claiming: reload when the claim is answered
+	parked       bool   // due, waiting in loop.parked for capacity
+	changed      bool   // the job changed while claiming: cancel the claim when answered
 	// started is the scheduled time (Unix ns) of the latest occurrence handed over due, and
 	// aheadStarted that of the latest claimed ahead that started (set by the runner; shared by
 	// the entries that replace this one): a change that comes too late to cancel it must not
 	// schedule it again.
 	started      int64
 	aheadStarted *atomic.Int64
+}
+
+// startAt is when the entry's next occurrence starts: its scheduled time plus its jitter.
+func (e *entry) startAt() time.Time {
+	if e.jitterKey == "" {
+		return e.next
+	}
+	return jobstate.StartAt(e.rule, e.jitterKey, e.next)
 }
 
 // item is a heap element: when to claim a job's next occurrence (Lookahead before it is due).

@@ -5,6 +5,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/schedulerhq/terraform-provider-scheduler/internal/jobstate"
+	"github.com/schedulerhq/terraform-provider-scheduler/internal/recurrence"
 	"github.com/schedulerhq/terraform-provider-scheduler/internal/wire"
 )
 
@@ -64,4 +66,35 @@ func TestJobMisfireThresholdReplacesTheDaemons(t *testing.T) {
 	equal(t, "each occurrence runs", got, []string{"2026-06-01T09:00:00Z", "2026-06-01T09:01:00Z", "2026-06-01T09:02:00Z"})
 	e.quiet(t0.Add(3*time.Minute - lookahead))
 	tg.noHit(t)
+}
+
+// A job with a jitter starts at its scheduled time plus the rulebook's offset for it (never
+// before), and reports its scheduled time as the expected one.
+func TestJitteredOccurrenceStartsAtItsOffset(t *testing.T) {
+	tg := newTarget(t)
+	e := newEnv(t, t0, nil)
+	props := everyMinute(t0.Add(time.Minute))
+	props.Recurrence.Interval = intp(10)
+	props.Recurrence.Jitter = "PT5M"
+	props.Action = httpAction(tg.URL + "/j")
+	j := e.putJob("jittered", props, "Enabled")
+	rule, err := recurrence.Compile(props.StartTime, props.Recurrence, j.CreatedAt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	scheduled := t0.Add(time.Minute)
+	start := jobstate.StartAt(rule, j.Key.CanonicalID(), scheduled)
+	if off := start.Sub(scheduled); off <= lookahead || off >= 5*time.Minute {
+		t.Fatalf("offset %v: pick another job name so that the test can tell the start from the scheduled time", off)
+	}
+	e.start()
+	e.quiet(start.Add(-lookahead))
+	e.clock.Set(scheduled) // due by the rule, not started: its start is later
+	tg.noHit(t)
+	e.clock.Set(start)
+	h := tg.next(t)
+	equal(t, "expected time", h.Header.Get("x-ms-scheduler-expected-execution-time"), scheduled.Format(time.RFC3339))
+	e.record()
+	got := e.job(j.ID)
+	equal(t, "one execution, not a misfire", [2]any{got.Status.ExecutionCount, e.history(j)[0].Message}, [2]any{1, "HTTP/1.1 200 OK\nanswer from /j"})
 }

@@ -91,10 +91,13 @@ func (l *loop) put(j *store.Job) {
 	e := &entry{id: j.ID, collectionID: j.CollectionID, def: def, rule: rule, ruleKey: key,
 		next: next, version: j.Version, execCount: j.Status.ExecutionCount, started: started, aheadStarted: aheadStarted,
 		target: l.intern(l.s.target(j.Properties, store.ActionMain)), misfire: l.s.misfire(&j.Properties)}
+	if rule.Jitter() > 0 {
+		e.jitterKey = j.Key.CanonicalID()
+	}
 	if cur := l.entries[j.ID]; cur != nil {
 		l.releaseTarget(cur.target)
 	}
-	e.item = l.push(e.next.Add(-l.s.cfg.Lookahead), e)
+	e.item = l.push(e.startAt().Add(-l.s.cfg.Lookahead), e)
 	l.entries[j.ID] = e
 }
 

@@ -21,7 +21,11 @@ type Misfire struct {
 //   - Skip: the occurrences missed by more than the threshold do not run: Skipped counts them
 //     and Scheduled is the first that is not (due within the threshold, or after now); Next
 //     follows it.
-func ClaimWith(rule *recurrence.Rule, due time.Time, executed int, now time.Time, m Misfire) Claimed {
+//
+// key is the job's identity key (see StartAt): lateness is counted from the occurrence's start,
+// so that a jittered start is not taken for a misfire.
+func ClaimWith(rule *recurrence.Rule, key string, due time.Time, executed int, now time.Time, m Misfire) Claimed {
+	m.Threshold += StartAt(rule, key, due).Sub(due)
 	late := now.Sub(due) > m.Threshold
 	switch {
 	case !late || m.Policy == "" || m.Policy == MisfireRunOnce:

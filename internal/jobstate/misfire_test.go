@@ -47,10 +47,32 @@ func TestClaimWithMisfirePolicies(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			got := jobstate.ClaimWith(tc.rule, due, tc.executed, tc.now, tc.m)
+			got := jobstate.ClaimWith(tc.rule, "sub/rg/jobs/j", due, tc.executed, tc.now, tc.m)
 			if !got.Scheduled.Equal(tc.want.Scheduled) || !got.Next.Equal(tc.want.Next) || got.Missed != tc.want.Missed || got.Skipped != tc.want.Skipped {
 				t.Errorf("got  %+v\nwant %+v", got, tc.want)
 			}
 		})
+	}
+}
+
+// A jittered start is not a misfire: lateness counts from the occurrence's start.
+func TestClaimWithCountsLatenessFromTheJitteredStart(t *testing.T) {
+	rule, err := recurrence.Compile("2026-06-01T09:00:00Z", &wire.JobRecurrence{Frequency: "Minute", Interval: intp(10), Jitter: "PT5M"}, time.Time{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	due := ts(t, "2026-06-01T09:00:00Z")
+	const key = "sub/rg/jobs/j"
+	start := jobstate.StartAt(rule, key, due)
+	if start.Sub(due) <= time.Minute {
+		t.Fatalf("offset %v: pick a key whose offset is above the threshold", start.Sub(due))
+	}
+	got := jobstate.ClaimWith(rule, key, due, 0, start.Add(30*time.Second), jobstate.Misfire{Policy: jobstate.MisfireSkip, Threshold: time.Minute})
+	if !got.Scheduled.Equal(due) || got.Skipped != 0 {
+		t.Errorf("claimed 30 s after its start: %+v, want the occurrence itself, nothing skipped", got)
+	}
+	got = jobstate.ClaimWith(rule, key, due, 0, start.Add(2*time.Minute), jobstate.Misfire{Policy: jobstate.MisfireSkip, Threshold: time.Minute})
+	if want := ts(t, "2026-06-01T09:10:00Z"); !got.Scheduled.Equal(want) || got.Skipped != 1 {
+		t.Errorf("claimed 2 min after its start: %+v, want 09:10 with one skipped", got)
 	}
 }
