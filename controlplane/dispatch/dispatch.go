@@ -102,6 +102,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/action"
 	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/secret"
@@ -147,6 +148,8 @@ type Config struct {
 	StorageQueueEndpoint string
 	// ServiceBus says how Service Bus actions reach their namespaces (zero: Azure's).
 	ServiceBus action.ServiceBusConfig
+	// Tracer, when set, records a span per attempt (action.Config.Tracer).
+	Tracer trace.Tracer
 
 	MisfireThreshold time.Duration // occurrences later than this are coalesced (60 s)
 	// Lookahead is how long before its due time an occurrence is claimed, so that the claim's

@@ -121,7 +121,7 @@ func newExecutor(cfg Config, hooks executorHooks) (*Executor, error) {
 		act: action.New(action.Config{
 			Clock: cfg.Clock, Transport: cfg.Transport, RootCAs: cfg.RootCAs, Timeout: cfg.AttemptTimeout,
 			OAuthAuthority: cfg.OAuthAuthority, StorageQueueEndpoint: cfg.StorageQueueEndpoint, ServiceBus: cfg.ServiceBus,
-			Logger: cfg.Logger,
+			Logger: cfg.Logger, Tracer: cfg.Tracer,
 		}),
 		tasks:    newTaskQueue(cfg.TargetConcurrency),
 		held:     newHeldSet(),

@@ -282,6 +282,7 @@ func (ex *Executor) attempt(ctx context.Context, t task) (*recordOp, bool) {
 		at := action.Attempt{
 			ExecutionTag: x.Tag, ClientRequestID: uuid.NewString(),
 			ExpectedExecution: x.Scheduled, JobID: jobID, JobCollectionID: collID, Region: ex.cfg.Region,
+			Phase: x.Phase, RetryCount: x.Attempt,
 		}
 		if x.Phase == store.ActionError {
 			if props.Action != nil {

@@ -18,6 +18,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/action"
 	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/api"
@@ -47,6 +48,7 @@ type serveConfig struct {
 	secretKeyFile  string
 	oauthAuthority string
 	storageQueue   string // --storage-queue-endpoint
+	otlpEndpoint   string // --otlp-endpoint ("": spans not exported)
 	serviceBus     action.ServiceBusConfig
 	misfire        time.Duration
 	faultedAfter   int
@@ -98,6 +100,7 @@ func parseServe(args []string, getenv func(string) string, stderr io.Writer) (se
 	tokensFile := fs.String("tokens-file", env("SCHEDULERD_TOKENS_FILE", ""), "file of SUBSCRIPTION=TOKEN lines: tokens scoped to one subscription (else SCHEDULERD_TOKENS=sub1=tok1,sub2=tok2) [SCHEDULERD_TOKENS_FILE]")
 	fs.StringVar(&c.secretKeyFile, "secret-key-file", env("SCHEDULERD_SECRET_KEY_FILE", ""), "AES-256 key sealing job secrets; default <data>/secret.key; back it up apart from the database [SCHEDULERD_SECRET_KEY_FILE]")
 	fs.StringVar(&c.oauthAuthority, "oauth-authority", env("SCHEDULERD_OAUTH_AUTHORITY", "https://login.microsoftonline.com"), "where ActiveDirectoryOAuth actions get their tokens [SCHEDULERD_OAUTH_AUTHORITY]")
+	fs.StringVar(&c.otlpEndpoint, "otlp-endpoint", env("SCHEDULERD_OTLP_ENDPOINT", ""), "OTLP/HTTP collector the attempts' spans are exported to (http://collector:4318); empty: not exported, attempts still carry traceparent [SCHEDULERD_OTLP_ENDPOINT]")
 	fs.StringVar(&c.storageQueue, "storage-queue-endpoint", env("SCHEDULERD_STORAGE_QUEUE_ENDPOINT", action.DefaultStorageQueueEndpoint), "queue service of a storage account, {account} standing for its name (Azurite: http://127.0.0.1:10001/{account}) [SCHEDULERD_STORAGE_QUEUE_ENDPOINT]")
 	fs.StringVar(&c.serviceBus.Endpoint, "service-bus-endpoint", env("SCHEDULERD_SERVICE_BUS_ENDPOINT", action.DefaultServiceBusEndpoint), "AMQP 1.0 address of a Service Bus namespace, {namespace} standing for its name (RabbitMQ: amqp://127.0.0.1:5672) [SCHEDULERD_SERVICE_BUS_ENDPOINT]")
 	fs.StringVar(&c.serviceBus.Auth, "service-bus-auth", env("SCHEDULERD_SERVICE_BUS_AUTH", action.ServiceBusAuthCBS), "cbs: a SAS token put on $cbs (Azure Service Bus); plain: SASL PLAIN with sasKeyName and sasKey (brokers without CBS, such as RabbitMQ) [SCHEDULERD_SERVICE_BUS_AUTH]")
@@ -342,7 +345,21 @@ func serve(ctx context.Context, cfg *serveConfig, log *slog.Logger) error {
 	if err := tel.Register(reg); err != nil {
 		return err
 	}
+	var tracer trace.Tracer
+	if cfg.otlpEndpoint != "" {
+		tr, err := telemetry.NewTracing(telemetry.TracingConfig{Endpoint: cfg.otlpEndpoint, Registerer: reg})
+		if err != nil {
+			return fmt.Errorf("--otlp-endpoint: %w", err)
+		}
+		defer func() {
+			sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			_ = tr.Shutdown(sctx)
+		}()
+		tracer = tr.Tracer()
+	}
 	dispatchConfig := dispatch.Config{
+		Tracer:               tracer,
 		Store:                st,
 		Clock:                clock.Real{},
 		Secrets:              box,
