@@ -22,6 +22,7 @@ const (
 	kindJob                    // .../jobs/{j}
 	kindJobRun                 // .../jobs/{j}/run
 	kindJobHistory             // .../jobs/{j}/history
+	kindJobBackfill            // .../jobs/{j}/backfill (extension)
 )
 
 // routeNames are the metric labels of the kinds.
@@ -36,6 +37,7 @@ var routeNames = map[kind]string{
 	kindJob:               "job",
 	kindJobRun:            "job_run",
 	kindJobHistory:        "job_history",
+	kindJobBackfill:       "job_backfill",
 }
 
 // route is a parsed ARM path. Segment names (subscriptions, resourceGroups, providers,
@@ -97,6 +99,8 @@ func parseRoute(escaped string) (route, bool) {
 		r.kind = kindJobRun
 	case len(rest) == 4 && is(rest[1], "jobs") && is(rest[3], "history"):
 		r.kind = kindJobHistory
+	case len(rest) == 4 && is(rest[1], "jobs") && is(rest[3], "backfill"):
+		r.kind = kindJobBackfill
 	default:
 		return route{}, false
 	}

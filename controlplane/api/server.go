@@ -365,6 +365,7 @@ func (s *Server) handler(rt route, method string) handlerFunc {
 		{kindJob, http.MethodPatch}:              s.patchJob,
 		{kindJob, http.MethodDelete}:             s.deleteJob,
 		{kindJobRun, http.MethodPost}:            s.runJob,
+		{kindJobBackfill, http.MethodPost}:       s.backfillJob,
 		{kindJobHistory, http.MethodGet}:         s.listHistory,
 	}[km{rt.kind, method}]
 }

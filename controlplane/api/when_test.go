@@ -100,3 +100,44 @@ func TestWhenExtensionsReadBackOnlyWhereSet(t *testing.T) {
 		t.Errorf("resumeAt after a patch of the note: %q", v)
 	}
 }
+
+func TestBackfillValidation(t *testing.T) {
+	h, before, versions := inputFixture(t)
+	// j1 runs on the 1st and 15th from 2026-12-01, after t0 (2026-11-18T12:00:30Z).
+	path := collPath + "/jobs/j1/backfill" + apiVersion
+	for _, tc := range []struct{ name, body, want string }{
+		{"from missing", `{"to":"2026-11-01T00:00:00Z"}`, "from: is required (an ISO 8601 date-time)"},
+		{"to not a date-time", `{"from":"2026-11-01T00:00:00Z","to":"soon"}`, `to: "soon" is not an ISO 8601 date-time`},
+		{"backwards", `{"from":"2026-11-10T00:00:00Z","to":"2026-11-01T00:00:00Z"}`,
+			"to: 2026-11-01T00:00:00Z is not after from 2026-11-10T00:00:00Z: the range is [from, to)"},
+		{"in the future", `{"from":"2026-11-01T00:00:00Z","to":"2026-12-31T00:00:00Z"}`,
+			"to: 2026-12-31T00:00:00Z is in the future (now is 2026-11-18T12:00:30Z): a backfill runs occurrences that are past"},
+		{"no occurrence (before the start)", `{"from":"2026-11-01T00:00:00Z","to":"2026-11-18T00:00:00Z"}`,
+			"from: [2026-11-01T00:00:00Z, 2026-11-18T00:00:00Z) holds no occurrence of the job's schedule"},
+		{"unknown field", `{"from":"2026-11-01T00:00:00Z","to":"2026-11-18T00:00:00Z","until":"x"}`, "until: unknown field (allowed: from, to)"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := h.do(http.MethodPost, path, adminToken, tc.body)
+			_, msg := r.errorBody(t)
+			if r.status != http.StatusBadRequest || !strings.Contains(msg, tc.want) {
+				t.Errorf("%d %s\nwant 400 with %s", r.status, r.body, tc.want)
+			}
+			unchanged(t, h, before, versions)
+		})
+	}
+	// More than 1,000: a job every minute since 2026-11-01.
+	h.must(http.StatusCreated, http.MethodPut, collPath+"/jobs/m"+apiVersion,
+		strings.Replace(strings.Replace(goodJob, `"frequency":"Month","schedule":{"monthDays":[1,15]}`, `"frequency":"Minute"`, 1), "2026-12-01T10:00:00Z", "2026-11-01T00:00:00Z", 1))
+	r := h.do(http.MethodPost, collPath+"/jobs/m/backfill"+apiVersion, adminToken, `{"from":"2026-11-01T00:00:00Z","to":"2026-11-02T00:00:00Z"}`)
+	if _, msg := r.errorBody(t); r.status != http.StatusBadRequest || !strings.Contains(msg, "to: [2026-11-01T00:00:00Z, 2026-11-02T00:00:00Z) holds more than 1000 occurrences") {
+		t.Errorf("1,440 occurrences: %d %s", r.status, r.body)
+	}
+	// A valid range is not run yet: 501, nothing claimed.
+	r = h.do(http.MethodPost, collPath+"/jobs/m/backfill"+apiVersion, adminToken, `{"from":"2026-11-01T00:00:00Z","to":"2026-11-01T00:10:00Z"}`)
+	if r.status != http.StatusNotImplemented {
+		t.Errorf("a valid backfill: %d %s", r.status, r.body)
+	}
+	if _, _, runs := h.disp.calls(); len(runs) != 0 {
+		t.Errorf("runs asked of the dispatcher: %v", runs)
+	}
+}

@@ -292,3 +292,10 @@ type ErrorBody struct {
 	Code    string `json:"code"`
 	Message string `json:"message"`
 }
+
+// JobBackfillRequest is the body of POST .../jobs/{job}/backfill (extension): the occurrences of
+// [from, to) to run, date-times read in the job's zone when they carry no offset.
+type JobBackfillRequest struct {
+	From string `json:"from,omitempty"`
+	To   string `json:"to,omitempty"`
+}

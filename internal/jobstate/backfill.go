@@ -1,0 +1,50 @@
+package jobstate
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/schedulerhq/terraform-provider-scheduler/internal/recurrence"
+	"github.com/schedulerhq/terraform-provider-scheduler/internal/wire"
+)
+
+// MaxBackfill is how many occurrences one backfill runs at most (SPEC 8).
+const MaxBackfill = 1000
+
+// Backfill lists the occurrences of a job's rule in [from, to) that a backfill at now runs, in
+// order: the rule's candidates (anchor, endTime and excluded dates apply; count does not, a
+// backfill is asked for explicitly). A range backwards or empty, reaching past now, or holding
+// more than MaxBackfill occurrences is a problem naming "from" or "to".
+func Backfill(rule *recurrence.Rule, from, to, now time.Time) ([]time.Time, wire.Problems) {
+	var ps wire.Problems
+	bad := func(path, format string, args ...any) {
+		ps = append(ps, wire.Problem{Path: path, Message: fmt.Sprintf(format, args...)})
+	}
+	switch {
+	case !to.After(from):
+		bad("to", "%s is not after from %s: the range is [from, to)", utc(to), utc(from))
+	case to.After(now):
+		bad("to", "%s is in the future (now is %s): a backfill runs occurrences that are past", utc(to), utc(now))
+	}
+	if len(ps) > 0 {
+		return nil, ps
+	}
+	var out []time.Time
+	for at := range rule.After(from.Add(-time.Nanosecond)) {
+		if !at.Before(to) {
+			break
+		}
+		if len(out) == MaxBackfill {
+			bad("to", "[%s, %s) holds more than %d occurrences: backfill a shorter range", utc(from), utc(to), MaxBackfill)
+			return nil, ps
+		}
+		out = append(out, at)
+	}
+	if len(out) == 0 {
+		bad("from", "[%s, %s) holds no occurrence of the job's schedule", utc(from), utc(to))
+		return nil, ps
+	}
+	return out, nil
+}
+
+func utc(t time.Time) string { return t.UTC().Format(time.RFC3339) }
