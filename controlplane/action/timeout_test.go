@@ -23,7 +23,9 @@ func hanging(t *testing.T, sendStatus bool) *httptest.Server {
 		if sendStatus {
 			w.WriteHeader(http.StatusCreated)
 			_, _ = w.Write([]byte("partial"))
-			w.(http.Flusher).Flush()
+			if f, ok := w.(http.Flusher); ok {
+				f.Flush()
+			}
 		}
 		select {
 		case <-r.Context().Done():
