@@ -85,6 +85,8 @@ func jobDefinition(o options, i int, base time.Time, sinkURL string) *wire.JobDe
 	act := &wire.JobAction{Type: "Http", Request: &wire.HTTPRequest{URI: sinkURL, Method: "POST", Body: "bench"}}
 	if o.jobAction != nil {
 		act = o.jobAction()
+	} else if o.signing {
+		act.Request.Signing = &wire.HTTPSigning{Secret: benchSigningSecret}
 	}
 	act.RetryPolicy = &wire.RetryPolicy{RetryType: "None"}
 	interval := int(o.period() / time.Minute)

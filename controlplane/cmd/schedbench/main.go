@@ -52,6 +52,8 @@ type options struct {
 	action     string
 	// jobAction, when set, is every job's action (a message action); nil: an Http request to the sink.
 	jobAction func() *wire.JobAction
+	signing   bool   // every Http job signs its requests (Standard Webhooks)
+	otlp      string // "": no export; "ok": an in-process OTLP/HTTP collector; "hang": one that never answers
 
 	every          time.Duration // 0: every minute
 	restart        bool          // restart the daemon after the PUTs, timing it until /readyz
@@ -86,6 +88,8 @@ func main() {
 	flag.BoolVar(&o.calibrateOnly, "calibrate", false, "only measure the loopback ceiling (plain HTTP POSTs to the sink) and exit")
 	flag.DurationVar(&o.calibrateFor, "calibrate-for", 3*time.Second, "how long to measure the loopback ceiling before each run (0: not measured)")
 	flag.IntVar(&o.calibrateConns, "calibrate-conns", 0, "connections for the ceiling (0: as many as the daemons open to one target: --workers capped by --target-concurrency, times --replicas)")
+	flag.BoolVar(&o.signing, "signing", false, "every Http job signs its requests (action.request.signing)")
+	flag.StringVar(&o.otlp, "otlp", "", "export the attempts' spans (--otlp-endpoint) to an in-process collector: ok (it accepts them) or hang (it never answers); empty: no export")
 	flag.Parse()
 	set := map[string]bool{}
 	flag.Visit(func(f *flag.Flag) { set[f.Name] = true })
@@ -146,6 +150,15 @@ func run(ctx context.Context, o options, out io.Writer) error {
 		o.daemonArgs = strings.TrimSpace(o.daemonArgs + " " + strings.Join(b.daemonArgs, " "))
 		o.jobAction = b.action
 		fmt.Fprintf(out, "action %s: daemon %s\n", o.action, strings.Join(b.daemonArgs, " "))
+	}
+	if o.otlp != "" {
+		url, stopCollector, err := startCollector(o.otlp)
+		if err != nil {
+			return err
+		}
+		defer stopCollector()
+		o.daemonArgs = strings.TrimSpace(o.daemonArgs + " --otlp-endpoint " + url)
+		fmt.Fprintf(out, "OTLP collector (%s): %s\n", o.otlp, url)
 	}
 	d, err := startDaemon(ctx, o)
 	if err != nil {
