@@ -3,6 +3,7 @@ package dispatch_test
 import (
 	"fmt"
 	"net/http"
+	"net/http/httptest"
 	"testing"
 	"time"
 
@@ -45,4 +46,49 @@ func TestExponentialRetriesOnTheFakeClock(t *testing.T) {
 			t.Errorf("delay %d is %v, outside %v..%v", i, delays[i], lo, hi)
 		}
 	}
+}
+
+// TestAHangingTargetFailsAtTheJobsTimeout: a target that never answers holds an attempt only as
+// long as the job's timeout (PT1S): the attempt is recorded Failed with a message saying it was
+// cancelled, and is retried when the policy says, on the fake clock.
+func TestAHangingTargetFailsAtTheJobsTimeout(t *testing.T) {
+	release := make(chan struct{})
+	hits := make(chan struct{}, 4)
+	hang := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		hits <- struct{}{}
+		select {
+		case <-r.Context().Done():
+		case <-release:
+		}
+	}))
+	defer hang.Close()
+	defer close(release)
+	e := newEnv(t, t0, nil)
+	props := wire.JobProperties{StartTime: t0.Add(time.Minute).Format(time.RFC3339), Action: httpAction(hang.URL + "/slow")}
+	props.Action.Timeout = "PT1S"
+	props.Action.RetryPolicy = &wire.RetryPolicy{RetryType: "Fixed", RetryInterval: "PT15S", RetryCount: intp(1)}
+	e.putJob("hanging", props, "Enabled")
+	e.start()
+	waitHit := func() {
+		t.Helper()
+		select {
+		case <-hits:
+		case <-time.After(30 * time.Second):
+			t.Fatal("the target was not called")
+		}
+	}
+	e.clock.Set(t0.Add(time.Minute))
+	waitHit()
+	start := time.Now()
+	r := e.record()
+	if took := time.Since(start); took > 10*time.Second {
+		t.Fatalf("the attempt took %v; its timeout is 1s", took)
+	}
+	equal(t, "status", r.History.Status, "Failed")
+	equal(t, "message", r.History.Message, "Http action: the attempt was cancelled: no complete answer within its timeout of 1s")
+	equal(t, "retried", [2]any{r.Next, r.Attempt}, [2]any{r.History.EndTime.Add(15 * time.Second), 1})
+	e.clock.Set(r.Next)
+	waitHit()
+	r = e.record()
+	equal(t, "second attempt", [3]any{r.History.Status, r.History.RetryCount, r.Finished}, [3]any{"Failed", 1, true})
 }
