@@ -87,10 +87,10 @@ func TestCoalescedAndPerJobSeries(t *testing.T) {
 		want := 0
 		if perJob {
 			want = 3
-			if got := value(t, c.jobExec.WithLabelValues("s", "c", "j", "completed")); got != 2 {
+			if got := gathered(t, reg, MetricJobExecutions, "s", "c", "j", "completed"); got != 2 {
 				t.Errorf("completed executions of j: %v, want 2", got)
 			}
-			if got := value(t, c.lastSuccess.WithLabelValues("s", "c", "j")); got != 2000 {
+			if got := gathered(t, reg, MetricJobLastSuccess, "s", "c", "j"); got != 2000 {
 				t.Errorf("last success of j: %v, want 2000", got)
 			}
 		}
@@ -113,6 +113,45 @@ func value(t *testing.T, m prometheus.Metric) float64 {
 	return d.GetGauge().GetValue()
 }
 
+// gathered returns the value of the series of a metric in reg with these label values
+// (subscription, collection, job and, for the executions, outcome); it fails without one.
+func gathered(t *testing.T, reg *prometheus.Registry, name string, labelValues ...string) float64 {
+	t.Helper()
+	fams, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	names := []string{"subscription", "collection", "job", "outcome"}
+	for _, f := range fams {
+		if f.GetName() != name {
+			continue
+		}
+	next:
+		for _, m := range f.GetMetric() {
+			if len(m.GetLabel()) != len(labelValues) {
+				continue
+			}
+			for i, v := range labelValues {
+				found := false
+				for _, l := range m.GetLabel() {
+					if l.GetName() == names[i] && l.GetValue() == v {
+						found = true
+					}
+				}
+				if !found {
+					continue next
+				}
+			}
+			if m.Counter != nil {
+				return m.GetCounter().GetValue()
+			}
+			return m.GetGauge().GetValue()
+		}
+	}
+	t.Fatalf("no series of %s with %v", name, labelValues)
+	return 0
+}
+
 // seriesOf counts the series of a metric in reg.
 func seriesOf(reg *prometheus.Registry, name string) (int, error) {
 	fams, err := reg.Gather()
@@ -125,4 +164,44 @@ func seriesOf(reg *prometheus.Registry, name string) (int, error) {
 		}
 	}
 	return 0, nil
+}
+
+// TestLookedUpSuccessKeepsANewerObserved: a job whose first execution failed has no
+// last-success series until Run's lookup sets it; a success observed afterwards replaces it,
+// and a lookup answered later with an older time does not overwrite that success.
+func TestLookedUpSuccessKeepsANewerObserved(t *testing.T) {
+	st, err := sqlite.Open(t.Context(), filepath.Join(t.TempDir(), "db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = st.Close() })
+	c, err := New(Config{Store: st, PerJob: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg := prometheus.NewRegistry()
+	if err := c.Register(reg); err != nil {
+		t.Fatal(err)
+	}
+	k := store.JobKey{CollectionKey: store.CollectionKey{Subscription: "s", ResourceGroup: "rg", Name: "c"}, Name: "j"}
+	c.Observe(dispatch.Outcome{Job: k, Outcome: dispatch.OutcomeFailed, End: time.Unix(3000, 0)})
+	if n, err := seriesOf(reg, MetricJobLastSuccess); err != nil || n != 0 {
+		t.Fatalf("%d last-success series before the lookup (%v), want 0", n, err)
+	}
+	if got := <-c.seeds; got != k {
+		t.Fatalf("lookup queued for %v, want %v", got, k)
+	}
+	c.mu.Lock()
+	c.seedLastSuccess(k, time.Unix(1000, 0))
+	c.mu.Unlock()
+	if got := gathered(t, reg, MetricJobLastSuccess, "s", "c", "j"); got != 1000 {
+		t.Errorf("last success after the lookup: %v, want 1000", got)
+	}
+	c.Observe(dispatch.Outcome{Job: k, Outcome: dispatch.OutcomeCompleted, End: time.Unix(4000, 0)})
+	c.mu.Lock()
+	c.seedLastSuccess(k, time.Unix(2000, 0))
+	c.mu.Unlock()
+	if got := gathered(t, reg, MetricJobLastSuccess, "s", "c", "j"); got != 4000 {
+		t.Errorf("last success after an older lookup: %v, want the observed 4000", got)
+	}
 }
