@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/store"
+	"github.com/schedulerhq/terraform-provider-scheduler/internal/clock"
 )
 
 // The notifications between replicas: listening to them, sending this replica's, and passing
@@ -82,12 +83,8 @@ func (r *Replica) listen(ctx context.Context) {
 			return
 		}
 		r.log.Warn("listening to changes", "error", err.Error())
-		t := time.NewTimer(250 * time.Millisecond)
-		select {
-		case <-ctx.Done():
-			t.Stop()
+		if !clock.Sleep(ctx, r.cfg.Clock, relistenDelay) {
 			return
-		case <-t.C:
 		}
 	}
 }
@@ -129,6 +126,13 @@ func (r *Replica) deliver(c store.Change) {
 	}
 }
 
+// relistenDelay and renotifyDelay are the waits (on the replica's clock) before listening again
+// after a failed LISTEN and before sending a failed notification again.
+const (
+	relistenDelay = 250 * time.Millisecond
+	renotifyDelay = 100 * time.Millisecond
+)
+
 // maxNotify bounds the changes sent in one notification round trip.
 const maxNotify = 1024
 
@@ -164,7 +168,7 @@ func (r *Replica) sendChanges(ctx context.Context) {
 				break
 			}
 			r.log.Warn("notifying changes", "changes", len(batch), "first_kind", batch[0].Kind, "first_id", batch[0].ID, "error", err.Error())
-			time.Sleep(100 * time.Millisecond)
+			clock.Sleep(ctx, r.cfg.Clock, renotifyDelay)
 		}
 	}
 }
