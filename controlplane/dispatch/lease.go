@@ -5,6 +5,7 @@ import (
 	"sync"
 
 	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/store"
+	"github.com/schedulerhq/terraform-provider-scheduler/internal/clock"
 )
 
 // ownedSet is the executions an executor owns: taken and not finished (held until due, queued,
@@ -83,18 +84,8 @@ func (ex *Executor) take(ctx context.Context, p store.ExecutionTakeParams) ([]st
 // taker takes executions when woken (the leader claimed or rescued some, a worker freed up after
 // a take was cut short) and every Poll, until ctx is done.
 func (ex *Executor) taker(ctx context.Context) {
-	for {
-		ex.takeAll(ctx)
-		t := ex.clock.NewTimer(ex.cfg.Poll)
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return
-		case <-t.C():
-		case <-ex.takeWake:
-			t.Stop()
-		}
-	}
+	ex.takeAll(ctx)
+	clock.Every(ctx, ex.clock, ex.cfg.Poll, ex.takeWake, ex.takeAll)
 }
 
 // takeAll takes batches while there is room and the store has executions due before the next
@@ -126,44 +117,40 @@ func (ex *Executor) takeAll(ctx context.Context) {
 // renewer renews the leases of the executions this executor owns, in one batch every Lease/3;
 // the ones it no longer owns (rescued after a lease ran out: they run elsewhere) are dropped.
 func (ex *Executor) renewer(ctx context.Context) {
-	for {
-		t := ex.clock.NewTimer(ex.cfg.Lease / 3)
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return
-		case <-t.C():
+	clock.Every(ctx, ex.clock, ex.cfg.Lease/3, nil, ex.renew)
+}
+
+// renew renews the leases of the executions this executor owns, in one batch.
+func (ex *Executor) renew(ctx context.Context) {
+	ids := ex.owned.list()
+	if len(ids) == 0 {
+		return
+	}
+	lost, err := ex.store.ExecutionLeaseRenew(ctx, store.ExecutionLeaseRenewParams{Owner: ex.cfg.Owner, IDs: ids, Lease: ex.cfg.Lease,
+		Now: ex.clock.Now()})
+	if err != nil {
+		if ctx.Err() == nil {
+			ex.log.Error("renewing execution leases", "executions", len(ids), "error", err.Error())
 		}
-		ids := ex.owned.list()
-		if len(ids) == 0 {
-			continue
+		return
+	}
+	if lost = ex.owned.remove(lost...); len(lost) > 0 {
+		ex.log.Warn("executions no longer this replica's (their lease ran out and they were rescued): not run or recorded here",
+			"executions", len(lost))
+		ex.inbox.post(executionsLost{ids: lost})
+	}
+	if ex.TestSignals.Renewed.Enabled() {
+		gone := map[int64]bool{}
+		for _, id := range lost {
+			gone[id] = true
 		}
-		lost, err := ex.store.ExecutionLeaseRenew(ctx, store.ExecutionLeaseRenewParams{Owner: ex.cfg.Owner, IDs: ids, Lease: ex.cfg.Lease,
-			Now: ex.clock.Now()})
-		if err != nil {
-			if ctx.Err() == nil {
-				ex.log.Error("renewing execution leases", "executions", len(ids), "error", err.Error())
+		var renewed []int64
+		for _, id := range ids {
+			if !gone[id] {
+				renewed = append(renewed, id)
 			}
-			continue
 		}
-		if lost = ex.owned.remove(lost...); len(lost) > 0 {
-			ex.log.Warn("executions no longer this replica's (their lease ran out and they were rescued): not run or recorded here",
-				"executions", len(lost))
-			ex.inbox.post(executionsLost{ids: lost})
-		}
-		if ex.TestSignals.Renewed.Enabled() {
-			gone := map[int64]bool{}
-			for _, id := range lost {
-				gone[id] = true
-			}
-			var renewed []int64
-			for _, id := range ids {
-				if !gone[id] {
-					renewed = append(renewed, id)
-				}
-			}
-			ex.TestSignals.Renewed.Signal(renewed)
-		}
+		ex.TestSignals.Renewed.Signal(renewed)
 	}
 }
 

@@ -4,22 +4,15 @@ import (
 	"context"
 
 	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/store"
+	"github.com/schedulerhq/terraform-provider-scheduler/internal/clock"
 )
 
 // purger deletes history older than Retention or beyond the last HistoryKeep executions of each
 // job, and jobs Completed or Faulted more than Retention ago: once at start, then every
 // PurgeInterval.
 func (s *Scheduler) purger(ctx context.Context) {
-	for {
-		s.purge(ctx)
-		t := s.clock.NewTimer(s.cfg.PurgeInterval)
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return
-		case <-t.C():
-		}
-	}
+	s.purge(ctx)
+	clock.Every(ctx, s.clock, s.cfg.PurgeInterval, nil, s.purge)
 }
 
 func (s *Scheduler) purge(ctx context.Context) {

@@ -227,34 +227,30 @@ func (s *Scheduler) commitCancels(ctx context.Context, batch []*recordOp) []*rec
 
 // rescuer (the leader's) re-queues, every Poll, the executions whose owner's lease ended.
 func (s *Scheduler) rescuer(ctx context.Context) {
-	for {
-		t := s.clock.NewTimer(s.cfg.Poll)
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return
-		case <-t.C():
+	clock.Every(ctx, s.clock, s.cfg.Poll, nil, s.rescue)
+}
+
+// rescue re-queues the executions whose owner's lease ended.
+func (s *Scheduler) rescue(ctx context.Context) {
+	n, err := s.store.ExecutionRescue(ctx, store.ExecutionRescueParams{Now: s.clock.Now(), Term: s.cfg.Term})
+	switch {
+	case errors.Is(err, store.ErrStaleTerm):
+		if s.cfg.OnStaleTerm != nil {
+			s.cfg.OnStaleTerm()
 		}
-		n, err := s.store.ExecutionRescue(ctx, store.ExecutionRescueParams{Now: s.clock.Now(), Term: s.cfg.Term})
-		switch {
-		case errors.Is(err, store.ErrStaleTerm):
-			if s.cfg.OnStaleTerm != nil {
-				s.cfg.OnStaleTerm()
-			}
-			continue
-		case err != nil:
-			if ctx.Err() == nil {
-				s.log.Error("rescuing executions", "error", err.Error())
-			}
-			continue
-		case n == 0:
-			continue
+		return
+	case err != nil:
+		if ctx.Err() == nil {
+			s.log.Error("rescuing executions", "error", err.Error())
 		}
-		s.m.rescued.Add(float64(n))
-		s.log.Warn("rescued executions whose owner's lease ran out: they run again, with their execution tags", "executions", n)
-		if s.cfg.OnTakeable != nil {
-			s.cfg.OnTakeable()
-		}
+		return
+	case n == 0:
+		return
+	}
+	s.m.rescued.Add(float64(n))
+	s.log.Warn("rescued executions whose owner's lease ran out: they run again, with their execution tags", "executions", n)
+	if s.cfg.OnTakeable != nil {
+		s.cfg.OnTakeable()
 	}
 }
 
