@@ -80,6 +80,7 @@ func DumpTables() []DumpTable {
 				{"id", KindInt}, {"job_id", KindInt}, {"tag", KindText}, {"scheduled", KindTime},
 				{"repeat_count", KindInt}, {"missed", KindInt}, {"manual", KindBool}, {"phase", KindText},
 				{"attempt", KindInt}, {"due_at", KindTime}, {"claimed_at", KindTime},
+				{"backfill", KindBool},
 			},
 			Derived: map[string]string{
 				"owner":       "a lease is a running replica's: every execution arrives unowned, and a daemon on the target runs it again (at least once)",

@@ -39,10 +39,14 @@ type Execution struct {
 	RepeatCount int       // which execution of the job this is (1 for the first); set by the claim
 	Missed      int       // earlier occurrences coalesced into this one (misfire after downtime)
 	Manual      bool      // started by "run now", not by the schedule
-	Phase       string    // ActionMain or ActionError
-	Attempt     int       // attempts already made in this phase (the next attempt's retryCount)
-	DueAt       time.Time // when the next attempt is due
-	ClaimedAt   time.Time
+	// Backfill: one of a backfill's executions (ExecutionBackfill). They run one after the
+	// other: all but the running one wait, DueAt BackfillWaiting, until the record that finishes
+	// the previous one makes the next due.
+	Backfill  bool
+	Phase     string    // ActionMain or ActionError
+	Attempt   int       // attempts already made in this phase (the next attempt's retryCount)
+	DueAt     time.Time // when the next attempt is due
+	ClaimedAt time.Time
 	// Owner is the replica that took the execution to run it ("" until one does: claims are
 	// made unowned) and LeaseUntil when its lease ends unless renewed (zero while unowned). See
 	// Leases.
@@ -121,6 +125,47 @@ type ExecutionClaimResult struct {
 	Version   int64      // the job's Version after the claim
 	Err       error
 }
+
+// BackfillWaiting is the DueAt of a backfill's execution that waits for the previous one to
+// finish: later than any take or hold reaches (and still within what every driver keeps).
+var BackfillWaiting = time.Date(2200, 1, 1, 0, 0, 0, 0, time.UTC)
+
+// ExecutionBackfillParams stores a backfill of job JobID (SPEC 8): one execution per occurrence,
+// in order (Tag and Scheduled each; the driver sets the rest). In one transaction, when the job
+// exists (else ErrNotFound) and has no backfill execution stored (else a *BackfillInFlightError):
+// the first execution is due at Now, the others wait (BackfillWaiting); each counts as an
+// execution of the job (ExecutionCount, in order, their RepeatCount), LastExecutionTime becomes
+// Now and Version is bumped once. When a record finishes a backfill execution (the driver's
+// AttemptRecordMany), the job's next waiting one (lowest ID) becomes due at the record's Now, in
+// the same transaction: a backfill's executions run one after the other, oldest first, and a
+// restart or another replica carries on where it was.
+type ExecutionBackfillParams struct {
+	JobID      int64
+	Executions []Execution
+	Now        time.Time
+}
+
+// ExecutionBackfillResult is a stored backfill: its executions as stored (IDs, RepeatCount,
+// DueAt), the job's Version before and after and its ExecutionCount after.
+type ExecutionBackfillResult struct {
+	Executions []*Execution
+	Previous   int64
+	Version    int64
+	Count      int
+}
+
+// BackfillInFlightError refuses a backfill of a job whose previous backfill is unfinished: Tag is
+// the execution tag of its first execution still stored. It wraps ErrConflict.
+type BackfillInFlightError struct {
+	Tag string
+}
+
+func (e *BackfillInFlightError) Error() string {
+	return "a backfill is unfinished (execution tag " + e.Tag + ")"
+}
+
+// Unwrap makes the error an ErrConflict.
+func (e *BackfillInFlightError) Unwrap() error { return ErrConflict }
 
 // ExecutionListUnfinishedParams pages through the stored executions, ordered by ID.
 type ExecutionListUnfinishedParams struct {
@@ -256,6 +301,8 @@ type Dispatch interface {
 	// ExecutionClaimMany claims occurrences in one transaction; results are in claim order.
 	ExecutionClaimMany(ctx context.Context, params ExecutionClaimManyParams) ([]ExecutionClaimResult, error)
 	ExecutionListUnfinished(ctx context.Context, params ExecutionListUnfinishedParams) ([]*Execution, error)
+	// ExecutionBackfill stores a backfill's executions (see ExecutionBackfillParams).
+	ExecutionBackfill(ctx context.Context, params ExecutionBackfillParams) (*ExecutionBackfillResult, error)
 
 	// AttemptRecordMany records attempts in one transaction; results are in record order.
 	AttemptRecordMany(ctx context.Context, params AttemptRecordManyParams) ([]AttemptRecordResult, error)

@@ -14,7 +14,7 @@ import (
 func executionDest(e *store.Execution) (dest []any, done func()) {
 	var scheduled, due, claimed, lease *time.Time
 	return []any{&e.ID, &e.JobID, &e.Tag, &scheduled, &e.RepeatCount, &e.Missed, &e.Manual, &e.Phase, &e.Attempt, &due, &claimed,
-			&e.Owner, &lease}, func() {
+			&e.Owner, &lease, &e.Backfill}, func() {
 			e.Scheduled, e.DueAt, e.ClaimedAt, e.LeaseUntil = fromTS(scheduled), fromTS(due), fromTS(claimed), fromTS(lease)
 		}
 }

@@ -17,7 +17,8 @@ import (
 // sqlite's recordChanges). One row per record comes back, in record order. Every part of one
 // statement sees the same snapshot, so "no other execution of the job" leaves out the record's
 // own (deleted by this very statement). A record applies only while its execution's owner is the
-// record's (store.AttemptRecord.Owner).
+// record's (store.AttemptRecord.Owner). A finished backfill execution makes its job's next
+// waiting one due (rel; see store.ExecutionBackfillParams).
 const recordStatement = `WITH v AS (
 	SELECT * FROM unnest($1::bigint[], $2::bigint[], $3::boolean[], $4::boolean[], $5::boolean[], $6::integer[],
 		$7::timestamptz[], $8::text[], $9::integer[], $10::text[], $11::text[], $12::text[], $13::text[], $14::integer[],
@@ -26,6 +27,10 @@ const recordStatement = `WITH v AS (
 			tag, action, status, message, retry, repeat, expected, started, ended, owner, ord)
 ), del AS (
 	DELETE FROM executions e USING v WHERE v.finished AND e.id = v.exec_id AND e.job_id = v.job_id AND e.owner = v.owner
+	RETURNING e.id, e.job_id, e.backfill
+), rel AS (
+	UPDATE executions e SET due_at = $19 WHERE e.id IN (SELECT (SELECT x.id FROM executions x
+		WHERE x.job_id = del.job_id AND x.backfill AND x.due_at = $21 ORDER BY x.id LIMIT 1) FROM del WHERE del.backfill)
 	RETURNING e.id
 ), nxt AS (
 	UPDATE executions e SET phase = v.phase, attempt = v.attempt, due_at = v.next_due
@@ -170,7 +175,7 @@ func recordRun(ctx context.Context, q querier, params store.AttemptRecordManyPar
 		expected[i], started[i], ended[i] = ts(h.ExpectedExecutionTime), ts(h.StartTime), ts(h.EndTime)
 	}
 	rows, err := q.Query(ctx, recordStatement, execIDs, jobIDs, finished, failure, faulted, faultedAfter, nextDue, phases, attempts,
-		tags, actions, statuses, msgs, retry, repeat, expected, started, ended, ts(params.Now), owners)
+		tags, actions, statuses, msgs, retry, repeat, expected, started, ended, ts(params.Now), owners, store.BackfillWaiting)
 	if err != nil {
 		return err
 	}

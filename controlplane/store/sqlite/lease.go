@@ -15,12 +15,12 @@ import (
 func executionDest(e *store.Execution) (dest []any, done func()) {
 	var (
 		scheduled, due, claimed, lease int64
-		manual                         int
+		manual, backfill               int
 	)
 	return []any{&e.ID, &e.JobID, &e.Tag, &scheduled, &e.RepeatCount, &e.Missed, &manual, &e.Phase, &e.Attempt, &due, &claimed,
-			&e.Owner, &lease}, func() {
+			&e.Owner, &lease, &backfill}, func() {
 			e.Scheduled, e.DueAt, e.ClaimedAt, e.LeaseUntil = fromNanos(scheduled), fromNanos(due), fromNanos(claimed), fromNanos(lease)
-			e.Manual = manual != 0
+			e.Manual, e.Backfill = manual != 0, backfill != 0
 		}
 }
 

@@ -25,8 +25,9 @@ func historyInsertOf(n int) string {
 }
 
 // deleteExecutions deletes the executions the finished records end (those of the record's
-// owner), a chunk per statement, and returns which of them existed.
-func (d *Driver) deleteExecutions(ctx context.Context, tx *sql.Tx, records []store.AttemptRecord) (map[int64]bool, error) {
+// owner), a chunk per statement, and returns which of them existed and the jobs of those that
+// were a backfill's.
+func (d *Driver) deleteExecutions(ctx context.Context, tx *sql.Tx, records []store.AttemptRecord) (map[int64]bool, []int64, error) {
 	var triples []any
 	for _, r := range records {
 		if r.Finished {
@@ -34,32 +35,39 @@ func (d *Driver) deleteExecutions(ctx context.Context, tx *sql.Tx, records []sto
 		}
 	}
 	existed := make(map[int64]bool, len(triples)/3)
+	var backfills []int64
 	for len(triples) > 0 {
 		n := min(len(triples)/3, rowsPerStatement)
 		chunk := triples[:3*n]
 		triples = triples[3*n:]
 		q := `DELETE FROM executions WHERE (id, job_id, owner) IN (VALUES ` +
-			strings.TrimSuffix(strings.Repeat("(?, ?, ?), ", n), ", ") + `) RETURNING id`
+			strings.TrimSuffix(strings.Repeat("(?, ?, ?), ", n), ", ") + `) RETURNING id, job_id, backfill`
 		rows, err := tx.QueryContext(ctx, q, chunk...)
 		if err != nil {
-			return nil, fmt.Errorf("execution delete: %w", err)
+			return nil, nil, fmt.Errorf("execution delete: %w", err)
 		}
 		for rows.Next() {
-			var id int64
-			if err := rows.Scan(&id); err != nil {
+			var (
+				id, job  int64
+				backfill int
+			)
+			if err := rows.Scan(&id, &job, &backfill); err != nil {
 				_ = rows.Close()
-				return nil, fmt.Errorf("execution delete: %w", err)
+				return nil, nil, fmt.Errorf("execution delete: %w", err)
 			}
 			existed[id] = true
+			if backfill != 0 {
+				backfills = append(backfills, job)
+			}
 		}
 		if err := rows.Close(); err != nil {
-			return nil, fmt.Errorf("execution delete: %w", err)
+			return nil, nil, fmt.Errorf("execution delete: %w", err)
 		}
 		if err := rows.Err(); err != nil {
-			return nil, fmt.Errorf("execution delete: %w", err)
+			return nil, nil, fmt.Errorf("execution delete: %w", err)
 		}
 	}
-	return existed, nil
+	return existed, backfills, nil
 }
 
 // insertHistory inserts history rows (historyColumnsN values each), in order.
@@ -90,8 +98,11 @@ func (d *Driver) AttemptRecordMany(ctx context.Context, params store.AttemptReco
 		next := d.stmt(ctx, tx, "record.next")
 		job, othersStmt, final := d.stmt(ctx, tx, "record.job"), d.stmt(ctx, tx, "record.others"), d.stmt(ctx, tx, "record.final")
 		cancel := d.stmt(ctx, tx, "record.cancel")
-		finished, err := d.deleteExecutions(ctx, tx, params.Records)
+		finished, backfills, err := d.deleteExecutions(ctx, tx, params.Records)
 		if err != nil {
+			return err
+		}
+		if err := d.releaseBackfills(ctx, tx, backfills, now); err != nil {
 			return err
 		}
 		var (

@@ -36,7 +36,7 @@ const (
 // ExecutionColumns are an execution's columns (of executions e), in the order of each driver's
 // executionDest.
 const ExecutionColumns = `e.id, e.job_id, e.tag, e.scheduled, e.repeat_count, e.missed, e.manual, e.phase, e.attempt, e.due_at,
-	e.claimed_at, e.owner, e.lease_until`
+	e.claimed_at, e.owner, e.lease_until, e.backfill`
 
 // Prefixed is a row whose first columns are scanned into Prefix, the rest into what Scan is given
 // (so that a driver's scanJob reads the job columns that follow an execution's).

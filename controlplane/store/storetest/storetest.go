@@ -66,6 +66,10 @@ var areas = []struct {
 		{name: "InFlight", fn: testManualRunInFlight},
 		{name: "Race", fn: testManualRunRace, serial: true},
 	}},
+	{"Backfill", []testCase{
+		{name: "OneAfterTheOther", fn: testExecutionBackfill},
+		{name: "Race", fn: testExecutionBackfillRace, serial: true},
+	}},
 	{"Record", []testCase{
 		{name: "RetryAndErrorAction", fn: testAttemptRecordRetryAndErrorAction},
 		{name: "Faulted", fn: testAttemptRecordFaulted},

@@ -1,0 +1,95 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/store"
+)
+
+// backfillStatement stores a backfill's executions in one statement once the job is locked
+// ($1 the job, $2 the tags, $3 the scheduled times, $4 now, $5 store.BackfillWaiting): the job's
+// counters move by their number and each execution gets its RepeatCount in order, the first due
+// now, the others waiting.
+const backfillStatement = `WITH v AS (
+	SELECT * FROM unnest($2::text[], $3::timestamptz[]) WITH ORDINALITY AS v(tag, scheduled, ord)
+), upd AS (
+	UPDATE jobs SET execution_count = execution_count + (SELECT count(*) FROM v), last_execution_time = $4,
+		version = version + 1 WHERE id = $1 RETURNING version, execution_count
+), ins AS (
+	INSERT INTO executions (job_id, tag, scheduled, repeat_count, missed, manual, phase, attempt, due_at, claimed_at, backfill)
+	SELECT $1, v.tag, v.scheduled, upd.execution_count - (SELECT count(*) FROM v) + v.ord, 0, false, '` + store.ActionMain + `', 0,
+		CASE WHEN v.ord = 1 THEN $4 ELSE $5 END, $4, true
+	FROM v, upd ORDER BY v.ord
+	RETURNING id, tag, repeat_count
+)
+SELECT ins.id, ins.tag, ins.repeat_count, upd.version, upd.execution_count FROM ins, upd ORDER BY ins.id`
+
+// ExecutionBackfill stores a backfill's executions (see store.ExecutionBackfillParams). The job
+// row is locked first, so that two backfills of one job at once store one, the other finding it.
+func (d *Driver) ExecutionBackfill(ctx context.Context, params store.ExecutionBackfillParams) (*store.ExecutionBackfillResult, error) {
+	n := len(params.Executions)
+	if n == 0 {
+		return nil, errors.New("execution backfill: no execution")
+	}
+	out := &store.ExecutionBackfillResult{}
+	err := d.tx(ctx, func(tx pgx.Tx) error {
+		var id int64
+		err := tx.QueryRow(ctx, `SELECT id FROM jobs WHERE id = $1 FOR UPDATE`, params.JobID).Scan(&id)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return fmt.Errorf("job %d: %w", params.JobID, store.ErrNotFound)
+		}
+		if err != nil {
+			return err
+		}
+		var tag string
+		err = tx.QueryRow(ctx, `SELECT tag FROM executions WHERE job_id = $1 AND backfill ORDER BY id LIMIT 1`, params.JobID).Scan(&tag)
+		switch {
+		case errors.Is(err, pgx.ErrNoRows):
+		case err != nil:
+			return err
+		default:
+			return fmt.Errorf("job %d: %w", params.JobID, &store.BackfillInFlightError{Tag: tag})
+		}
+		tags, sched := make([]string, n), make([]time.Time, n)
+		for i, x := range params.Executions {
+			tags[i], sched[i] = x.Tag, x.Scheduled
+		}
+		rows, err := tx.Query(ctx, backfillStatement, params.JobID, tags, sched, params.Now, store.BackfillWaiting)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			e := &store.Execution{JobID: params.JobID, Phase: store.ActionMain, Backfill: true, ClaimedAt: params.Now}
+			if err := rows.Scan(&e.ID, &e.Tag, &e.RepeatCount, &out.Version, &out.Count); err != nil {
+				return err
+			}
+			i := len(out.Executions)
+			if i >= n || e.Tag != tags[i] {
+				return fmt.Errorf("backfill row %d came back as %q", i, e.Tag)
+			}
+			e.Scheduled, e.DueAt = params.Executions[i].Scheduled, params.Now
+			if i > 0 {
+				e.DueAt = store.BackfillWaiting
+			}
+			out.Executions = append(out.Executions, e)
+		}
+		if err := rows.Err(); err != nil {
+			return err
+		}
+		if len(out.Executions) != n {
+			return fmt.Errorf("%d executions stored for %d", len(out.Executions), n)
+		}
+		out.Previous = out.Version - 1
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("execution backfill: %w", err)
+	}
+	return out, nil
+}

@@ -1,0 +1,83 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+
+	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/store"
+)
+
+// backfillInFlightSQL finds the first stored execution of a job's unfinished backfill (its tag).
+const backfillInFlightSQL = `SELECT tag FROM executions WHERE job_id = ? AND backfill = 1 ORDER BY id LIMIT 1`
+
+// backfillReleaseSQL makes the next waiting execution of a job's backfill due (?1 the due time,
+// ?2 the job, ?3 store.BackfillWaiting): run when a backfill execution of the job finished.
+const backfillReleaseSQL = `UPDATE executions SET due_at = ?1 WHERE id = (
+	SELECT id FROM executions WHERE job_id = ?2 AND backfill = 1 AND due_at = ?3 ORDER BY id LIMIT 1) RETURNING id`
+
+// ExecutionBackfill stores a backfill's executions (see store.ExecutionBackfillParams).
+func (d *Driver) ExecutionBackfill(ctx context.Context, params store.ExecutionBackfillParams) (*store.ExecutionBackfillResult, error) {
+	n := len(params.Executions)
+	if n == 0 {
+		return nil, errors.New("execution backfill: no execution")
+	}
+	now := nanos(params.Now)
+	out := &store.ExecutionBackfillResult{}
+	err := d.tx(ctx, func(tx *sql.Tx) error {
+		var tag string
+		switch err := tx.QueryRowContext(ctx, backfillInFlightSQL, params.JobID).Scan(&tag); {
+		case errors.Is(err, sql.ErrNoRows):
+		case err != nil:
+			return err
+		default:
+			return fmt.Errorf("job %d: %w", params.JobID, &store.BackfillInFlightError{Tag: tag})
+		}
+		err := tx.QueryRowContext(ctx, `UPDATE jobs SET execution_count = execution_count + ?, last_execution_time = ?,
+			version = version + 1 WHERE id = ? RETURNING version, execution_count`, n, now, params.JobID).Scan(&out.Version, &out.Count)
+		if errors.Is(err, sql.ErrNoRows) {
+			return fmt.Errorf("job %d: %w", params.JobID, store.ErrNotFound)
+		}
+		if err != nil {
+			return err
+		}
+		out.Previous = out.Version - 1
+		ins, err := tx.PrepareContext(ctx, `INSERT INTO executions (job_id, tag, scheduled, repeat_count, missed, manual, phase,
+			attempt, due_at, claimed_at, backfill) VALUES (?, ?, ?, ?, 0, 0, ?, 0, ?, ?, 1) RETURNING id`)
+		if err != nil {
+			return err
+		}
+		defer ins.Close()
+		for i, x := range params.Executions {
+			e := x
+			e.JobID, e.RepeatCount, e.Phase, e.Attempt, e.Missed, e.Manual, e.Backfill = params.JobID, out.Count-n+i+1, store.ActionMain, 0, 0, false, true
+			e.ClaimedAt, e.DueAt = params.Now, params.Now
+			if i > 0 {
+				e.DueAt = store.BackfillWaiting
+			}
+			if err := ins.QueryRowContext(ctx, e.JobID, e.Tag, nanos(e.Scheduled), e.RepeatCount, e.Phase, nanos(e.DueAt), now).Scan(&e.ID); err != nil {
+				return err
+			}
+			out.Executions = append(out.Executions, &e)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("execution backfill: %w", err)
+	}
+	return out, nil
+}
+
+// releaseBackfills makes the next waiting execution of each job whose backfill execution a
+// record finished due at now (see store.ExecutionBackfillParams).
+func (d *Driver) releaseBackfills(ctx context.Context, tx *sql.Tx, jobs []int64, now int64) error {
+	for _, id := range jobs {
+		var next int64
+		err := tx.QueryRowContext(ctx, backfillReleaseSQL, now, id, nanos(store.BackfillWaiting)).Scan(&next)
+		if err != nil && !errors.Is(err, sql.ErrNoRows) {
+			return fmt.Errorf("backfill release: %w", err)
+		}
+	}
+	return nil
+}
