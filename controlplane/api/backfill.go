@@ -1,8 +1,10 @@
 package api
 
 import (
+	"errors"
 	"fmt"
 	"net/http"
+	"time"
 
 	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/store"
 	"github.com/schedulerhq/terraform-provider-scheduler/internal/jobstate"
@@ -11,9 +13,11 @@ import (
 )
 
 // backfillJob answers POST .../jobs/{job}/backfill {from, to} (SPEC 8): the range is checked by
-// the rulebook (jobstate.Backfill), each problem a 400 naming its field. Running the occurrences
-// is not built yet: a valid backfill answers 501 and runs nothing, so that no client takes a
-// 202 for work that will not happen.
+// the rulebook (jobstate.Backfill), each problem a 400 naming its field; a final job, or one whose
+// collection does not let it run (jobstate.ManualRunAllowed, as for a manual run), is a 409, and
+// so is a job whose previous backfill is unfinished. A valid backfill is stored by the dispatcher
+// before the answer, 202 with the count (wire.JobBackfillResponse): its executions run one after
+// the other, oldest first.
 func (s *Server) backfillJob(w http.ResponseWriter, r *http.Request, rt route, info *reqInfo) *apiError {
 	body, e := readBody(r)
 	if e != nil {
@@ -50,12 +54,28 @@ func (s *Server) backfillJob(w http.ResponseWriter, r *http.Request, rt route, i
 			ps = append(ps, wire.Problem{Path: f.path, Message: f.err.Error()})
 		}
 	}
+	var at []time.Time
 	if len(ps) == 0 {
-		_, ps = jobstate.Backfill(rule, from, to, s.clock.Now())
+		at, ps = jobstate.Backfill(rule, from, to, s.clock.Now())
 	}
 	if len(ps) > 0 {
 		return invalid(ps, "")
 	}
-	return &apiError{http.StatusNotImplemented, "NotImplemented",
-		"the backfill is valid, but running backfills is not built yet: nothing was run"}
+	coll, err := s.store.CollectionGet(ctx, store.CollectionGetParams{Key: rt.key.CollectionKey})
+	if err != nil {
+		return s.storeError(ctx, "job collection "+rt.key.CollectionKey.Name, err)
+	}
+	if st := coll.Properties.State; !jobstate.ManualRunAllowed(j.State, st) {
+		return conflict("job collection %s is %s: its jobs do not run, not even on request", coll.Key.Name, st)
+	}
+	if err := s.disp.Backfill(ctx, j.ID, at); err != nil {
+		var inFlight *store.BackfillInFlightError
+		if errors.As(err, &inFlight) {
+			return conflict("job %s has a backfill that is unfinished (execution tag %s): a job runs one backfill at a time",
+				rt.key.Name, inFlight.Tag)
+		}
+		return s.storeError(ctx, "job "+rt.key.Name, err)
+	}
+	writeJSON(w, http.StatusAccepted, wire.JobBackfillResponse{Count: len(at), First: rfc3339UTC(at[0]), Last: rfc3339UTC(at[len(at)-1])})
+	return nil
 }

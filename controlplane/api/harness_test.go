@@ -42,6 +42,7 @@ type noopDispatcherFake struct {
 	jobs        []int64
 	collections []int64
 	runs        []int64
+	backfills   []backfillCall
 	notReady    bool
 }
 
@@ -64,10 +65,23 @@ func (d *noopDispatcherFake) RunNow(_ context.Context, id int64) error {
 	return nil
 }
 
+func (d *noopDispatcherFake) Backfill(_ context.Context, id int64, at []time.Time) error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.backfills = append(d.backfills, backfillCall{id, at})
+	return nil
+}
+
 func (d *noopDispatcherFake) Ready() bool {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	return !d.notReady
+}
+
+// backfillCall is a backfill asked of the dispatcher.
+type backfillCall struct {
+	job int64
+	at  []time.Time
 }
 
 // harness is a real API on a real SQLite file, served over real HTTP.

@@ -81,6 +81,10 @@ type Dispatcher interface {
 	// RunNow runs the job now; when a manual run of the job is still in flight it returns an
 	// error with an InFlightTag() string method (the run's execution tag): a 409.
 	RunNow(ctx context.Context, jobID int64) error
+	// Backfill runs one execution of the job per occurrence of at, one after the other, in order;
+	// while the job's previous backfill is unfinished it returns a *store.BackfillInFlightError
+	// (a 409).
+	Backfill(ctx context.Context, jobID int64, at []time.Time) error
 	Ready() bool
 }
 

@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 )
 
 // whenJob is goodJob with the given properties JSON added (a leading comma included).
@@ -132,12 +133,15 @@ func TestBackfillValidation(t *testing.T) {
 	if _, msg := r.errorBody(t); r.status != http.StatusBadRequest || !strings.Contains(msg, "to: [2026-11-01T00:00:00Z, 2026-11-02T00:00:00Z) holds more than 1000 occurrences") {
 		t.Errorf("1,440 occurrences: %d %s", r.status, r.body)
 	}
-	// A valid range is not run yet: 501, nothing claimed.
-	r = h.do(http.MethodPost, collPath+"/jobs/m/backfill"+apiVersion, adminToken, `{"from":"2026-11-01T00:00:00Z","to":"2026-11-01T00:10:00Z"}`)
-	if r.status != http.StatusNotImplemented {
-		t.Errorf("a valid backfill: %d %s", r.status, r.body)
+	if len(h.disp.backfills) != 0 {
+		t.Errorf("backfills asked of the dispatcher after bad input: %v", h.disp.backfills)
 	}
-	if _, _, runs := h.disp.calls(); len(runs) != 0 {
-		t.Errorf("runs asked of the dispatcher: %v", runs)
+	// A valid range: 202 with the count, the dispatcher asked for its ten occurrences.
+	r = h.do(http.MethodPost, collPath+"/jobs/m/backfill"+apiVersion, adminToken, `{"from":"2026-11-01T00:00:00Z","to":"2026-11-01T00:10:00Z"}`)
+	if want := `{"count":10,"first":"2026-11-01T00:00:00Z","last":"2026-11-01T00:09:00Z"}`; r.status != http.StatusAccepted || string(r.body) != want {
+		t.Errorf("a valid backfill: %d %s, want 202 %s", r.status, r.body, want)
+	}
+	if got := h.disp.backfills; len(got) != 1 || len(got[0].at) != 10 || !got[0].at[9].Equal(time.Date(2026, 11, 1, 0, 9, 0, 0, time.UTC)) {
+		t.Errorf("backfills asked of the dispatcher: %v", got)
 	}
 }

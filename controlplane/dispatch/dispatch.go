@@ -322,6 +322,13 @@ func (d *Dispatcher) CollectionChanged(collectionID int64) { d.sched.CollectionC
 // Executor.RunNow.
 func (d *Dispatcher) RunNow(ctx context.Context, jobID int64) error { return d.exec.RunNow(ctx, jobID) }
 
+// Backfill runs one execution of the job per occurrence of at, one after the other: see
+// Executor.Backfill.
+func (d *Dispatcher) Backfill(ctx context.Context, jobID int64, at []time.Time) error {
+	_, err := d.exec.Backfill(ctx, jobID, at)
+	return err
+}
+
 // Run loads the schedule and fires jobs until ctx is done; it may be called once. On return no
 // attempt is running and every finished attempt is recorded (see Executor.Run).
 func (d *Dispatcher) Run(ctx context.Context) error {

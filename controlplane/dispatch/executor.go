@@ -48,6 +48,8 @@ type Executor struct {
 	// manual holds the execution tag of each job's manual run in flight.
 	manualMu sync.Mutex
 	manual   map[int64]string
+	// backfills holds a single process's backfill executions waiting for the previous one.
+	backfills backfillQueue
 	// A replica's: owned holds the executions this executor owns (taken, not finished); waiting
 	// counts those taken and not started yet; takeWake wakes the taker, starved says the last
 	// take was cut short by capacity (a freed worker wakes it).
@@ -287,6 +289,11 @@ func (ex *Executor) load(ctx context.Context) (int, error) {
 		}
 		for _, x := range xs {
 			after = x.ID
+			if waiting(x) {
+				ex.backfills.add(x)
+				n++
+				continue
+			}
 			ex.held.push(x, nil, "", false, false, nil)
 			n++
 		}

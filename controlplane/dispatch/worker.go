@@ -270,7 +270,7 @@ func ResourceIDs(k store.JobKey) (job, collection string) {
 func (ex *Executor) attempt(ctx context.Context, t task) (*recordOp, bool) {
 	x := t.exec
 	start := ex.clock.Now()
-	if x.Phase == store.ActionMain && x.Attempt == 0 {
+	if x.Phase == store.ActionMain && x.Attempt == 0 && !x.Backfill { // a backfill's occurrences are past by design
 		ex.m.lateness.Observe(max(start.Sub(x.Scheduled), 0).Seconds())
 	}
 	props, err := openSecrets(ex.box, t.job.Properties, t.job.Key)

@@ -247,6 +247,14 @@ func (r *Replica) RunNow(ctx context.Context, jobID int64) error {
 	return r.exec.RunNow(ctx, jobID)
 }
 
+// Backfill runs a backfill of the job: this replica's executor stores it (before Backfill
+// returns) and takes its first execution; the others are taken, one after the other, by any
+// replica.
+func (r *Replica) Backfill(ctx context.Context, jobID int64, at []time.Time) error {
+	_, err := r.exec.Backfill(ctx, jobID, at)
+	return err
+}
+
 // Ready reports whether the replica serves: it listens to changes (when it has a notifier),
 // and, leading, its schedule is loaded.
 func (r *Replica) Ready() bool {

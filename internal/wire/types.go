@@ -299,3 +299,11 @@ type JobBackfillRequest struct {
 	From string `json:"from,omitempty"`
 	To   string `json:"to,omitempty"`
 }
+
+// JobBackfillResponse is the 202 answer to a backfill (extension): how many executions it runs,
+// one after the other, and the expected time of the first and of the last.
+type JobBackfillResponse struct {
+	Count int    `json:"count"`
+	First string `json:"first"`
+	Last  string `json:"last"`
+}
