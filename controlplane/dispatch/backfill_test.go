@@ -1,0 +1,186 @@
+package dispatch_test
+
+import (
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/dispatch"
+	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/store"
+	"github.com/schedulerhq/terraform-provider-scheduler/internal/wire"
+)
+
+// hourly is a Disabled job every hour from t0 (nothing scheduled: only the backfill runs).
+func (e *env) hourly(name, uri string) *store.Job {
+	e.t.Helper()
+	props := wire.JobProperties{
+		StartTime:  t0.Format(time.RFC3339),
+		Recurrence: &wire.JobRecurrence{Frequency: "Hour", Interval: intp(1)},
+		Action:     httpAction(uri),
+	}
+	return e.putJob(name, props, store.JobStateDisabled)
+}
+
+// hours are t0 and the n-1 hours after it.
+func hours(n int) []time.Time {
+	out := make([]time.Time, n)
+	for i := range out {
+		out[i] = t0.Add(time.Duration(i) * time.Hour)
+	}
+	return out
+}
+
+// stored lists the job's unfinished executions as "tag due-or-waiting".
+func storedBackfill(e *env) (tags []string, waiting int) {
+	for _, x := range e.unfinished() {
+		tags = append(tags, x.Tag)
+		if x.DueAt.Equal(store.BackfillWaiting) {
+			waiting++
+		}
+	}
+	return tags, waiting
+}
+
+// A backfill runs each occurrence as its own execution with its own tag and the occurrence as
+// its expected time, one after the other, oldest first (the target's lane would let four run at
+// once); a second backfill while it is unfinished is refused naming its first tag.
+func TestBackfillRunsOneAfterTheOtherInOrder(t *testing.T) {
+	tg := newTarget(t)
+	release := make(chan struct{})
+	tg.blockPath = map[string]chan struct{}{"/b": release}
+	e := newEnv(t, t0.Add(5*time.Hour+30*time.Minute), func(c *dispatch.Config) { c.TargetConcurrency = 4 })
+	j := e.hourly("b", tg.URL+"/b")
+	e.start()
+	if err := e.disp.Backfill(t.Context(), j.ID, hours(5)); err != nil {
+		t.Fatal(err)
+	}
+	first := tg.next(t)
+	equal(t, "first expected time", first.Header.Get("x-ms-scheduler-expected-execution-time"), "2026-06-01T09:00:00Z")
+	tags, waiting := storedBackfill(e)
+	equal(t, "stored while the first runs: five, four waiting", []int{len(tags), waiting}, []int{5, 4})
+	equal(t, "the first's tag", first.Header.Get("x-ms-execution-tag"), tags[0])
+
+	err := e.disp.Backfill(t.Context(), j.ID, hours(2))
+	var inFlight *store.BackfillInFlightError
+	if !errors.As(err, &inFlight) || inFlight.Tag != tags[0] {
+		t.Fatalf("second backfill: %v, want a backfill in flight naming %s", err, tags[0])
+	}
+
+	close(release)
+	got := []string{first.Header.Get("x-ms-scheduler-expected-execution-time")}
+	gotTags := []string{first.Header.Get("x-ms-execution-tag")}
+	for range 4 {
+		h := tg.next(t)
+		got = append(got, h.Header.Get("x-ms-scheduler-expected-execution-time"))
+		gotTags = append(gotTags, h.Header.Get("x-ms-execution-tag"))
+	}
+	equal(t, "expected times, in order", got, []string{
+		"2026-06-01T09:00:00Z", "2026-06-01T10:00:00Z", "2026-06-01T11:00:00Z", "2026-06-01T12:00:00Z", "2026-06-01T13:00:00Z"})
+	equal(t, "tags, in order", gotTags, tags)
+	for range 5 {
+		e.record()
+	}
+	e.quiet(time.Time{})
+	tg.noHit(t)
+	equal(t, "unfinished", len(e.unfinished()), 0)
+	hs := e.history(j)
+	var statuses []string
+	for _, h := range hs {
+		statuses = append(statuses, h.Status+" "+h.ExpectedExecutionTime.Format(time.RFC3339))
+	}
+	equal(t, "history, newest first", statuses, []string{"Completed 2026-06-01T13:00:00Z", "Completed 2026-06-01T12:00:00Z",
+		"Completed 2026-06-01T11:00:00Z", "Completed 2026-06-01T10:00:00Z", "Completed 2026-06-01T09:00:00Z"})
+	got2 := e.job(j.ID)
+	equal(t, "job after", []any{got2.State, got2.Status.ExecutionCount, got2.Status.NextExecutionTime.IsZero()},
+		[]any{store.JobStateDisabled, 5, true})
+	if err := e.disp.Backfill(t.Context(), j.ID, hours(1)); err != nil {
+		t.Fatalf("a backfill once the first one finished: %v", err)
+	}
+	equal(t, "its one execution", tg.next(t).Header.Get("x-ms-scheduler-expected-execution-time"), "2026-06-01T09:00:00Z")
+	e.record()
+}
+
+// A daemon stopped in the middle of a backfill carries on where it was when it starts again:
+// the execution cut short by the stop runs again with its tag (at least once), then the rest, in
+// order; none runs twice otherwise.
+func TestBackfillCarriesOnAfterARestart(t *testing.T) {
+	third := t0.Add(2 * time.Hour).Format(time.RFC3339)
+	hold := make(chan struct{})
+	hits := make(chan http.Header, 16)
+	var held atomic.Bool
+	held.Store(true)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		hits <- r.Header.Clone()
+		if r.Header.Get("x-ms-scheduler-expected-execution-time") == third && held.Load() {
+			<-hold
+		}
+		w.WriteHeader(http.StatusOK)
+	}))
+	defer srv.Close()
+	defer close(hold)
+	next := func() http.Header {
+		t.Helper()
+		select {
+		case h := <-hits:
+			return h
+		case <-time.After(wait):
+			t.Fatal("no request reached the target")
+			return nil
+		}
+	}
+	e := newEnv(t, t0.Add(5*time.Hour+30*time.Minute), nil)
+	j := e.hourly("r", srv.URL+"/r")
+	e.start()
+	if err := e.disp.Backfill(t.Context(), j.ID, hours(5)); err != nil {
+		t.Fatal(err)
+	}
+	var got, tags []string
+	for range 3 {
+		h := next()
+		got = append(got, h.Get("x-ms-scheduler-expected-execution-time"))
+		tags = append(tags, h.Get("x-ms-execution-tag"))
+	}
+	e.record()
+	e.record()
+	// Stop with the third attempt under way: it is cut short when the grace period ends.
+	stopped := make(chan struct{})
+	go func() {
+		e.stop()
+		close(stopped)
+	}()
+	for done := false; !done; {
+		select {
+		case <-stopped:
+			done = true
+		case <-e.clock.TimerCreated():
+			e.clock.Advance(dispatch.DefaultShutdownGrace)
+		case <-time.After(wait):
+			t.Fatal("the dispatcher did not stop")
+		}
+	}
+	storedTags, waiting := storedBackfill(e)
+	equal(t, "stored after the stop: the third and two waiting", []int{len(storedTags), waiting}, []int{3, 2})
+	equal(t, "the third is stored with its tag", storedTags[0], tags[2])
+
+	held.Store(false)
+	e.start()
+	for range 3 {
+		h := next()
+		got = append(got, h.Get("x-ms-scheduler-expected-execution-time"))
+		tags = append(tags, h.Get("x-ms-execution-tag"))
+	}
+	for range 3 {
+		e.record()
+	}
+	e.quiet(time.Time{})
+	equal(t, "expected times: the third again after the restart, then the rest", got, []string{
+		"2026-06-01T09:00:00Z", "2026-06-01T10:00:00Z", "2026-06-01T11:00:00Z",
+		"2026-06-01T11:00:00Z", "2026-06-01T12:00:00Z", "2026-06-01T13:00:00Z"})
+	equal(t, "the third's tag is kept", tags[3], tags[2])
+	equal(t, "history entries", len(e.history(j)), 5)
+	equal(t, "unfinished", len(e.unfinished()), 0)
+	equal(t, "execution count", e.job(j.ID).Status.ExecutionCount, 5)
+}
