@@ -145,7 +145,7 @@ func unchanged(ctx context.Context, req resource.ModifyPlanRequest) bool {
 	if req.State.Raw.IsNull() {
 		return false
 	}
-	for _, name := range []string{"job_collection_id", "name", "start_time", "state", "action", "recurrence"} {
+	for _, name := range append([]string{"job_collection_id", "name", "start_time", "state", "action", "recurrence"}, whenArguments...) {
 		var planned, prior attr.Value
 		if req.Plan.GetAttribute(ctx, path.Root(name), &planned).HasError() || req.State.GetAttribute(ctx, path.Root(name), &prior).HasError() {
 			return false
@@ -188,6 +188,10 @@ func (r *jobResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanReq
 	if resp.Diagnostics.HasError() {
 		return
 	}
+	r.checkResumeAt(ctx, req, resp)
+	if resp.Diagnostics.HasError() {
+		return
+	}
 	r.planDescription(ctx, req, resp, replacing)
 	if replacing {
 		r.warnRunsAgain(ctx, req, resp, live)
@@ -225,7 +229,7 @@ func (r *jobResource) planReplacement(ctx context.Context, req resource.ModifyPl
 	if !ok || (live.ValueString() != jobdef.StateCompleted && live.ValueString() != jobdef.StateFaulted) {
 		return "", false
 	}
-	for _, name := range []string{"start_time", "state", "action", "recurrence"} {
+	for _, name := range append([]string{"start_time", "state", "action", "recurrence"}, whenArguments...) {
 		var planned, prior attr.Value
 		resp.Diagnostics.Append(req.Plan.GetAttribute(ctx, path.Root(name), &planned)...)
 		resp.Diagnostics.Append(req.State.GetAttribute(ctx, path.Root(name), &prior)...)
@@ -359,6 +363,7 @@ func (r *jobResource) Read(ctx context.Context, req resource.ReadRequest, resp *
 		state.fromWire(id, out, nil)
 	} else {
 		state.fromWire(id, out, &prior)
+		state.keepEndedPause(&prior, out.Properties, r.now())
 	}
 	resp.Diagnostics.Append(resp.State.Set(ctx, &state)...)
 	setIdentity(ctx, resp.Identity, jobIdentity(id), &resp.Diagnostics)
@@ -381,7 +386,11 @@ func (r *jobResource) Update(ctx context.Context, req resource.UpdateRequest, re
 	if !ok {
 		return
 	}
-	if state, ok := putJob(ctx, c, id, &plan, "updating", "updated", &resp.Diagnostics); ok {
+	send, ended := sendEndedPause(&plan, &prior, r.now())
+	if state, ok := putJob(ctx, c, id, &send, "updating", "updated", &resp.Diagnostics); ok {
+		if ended { // the state keeps the configured pause, which has ended
+			state.State, state.ResumeAt = plan.State, plan.ResumeAt
+		}
 		resp.Diagnostics.Append(resp.State.Set(ctx, state)...)
 		setIdentity(ctx, resp.Identity, jobIdentity(id), &resp.Diagnostics)
 	}

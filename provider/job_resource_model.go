@@ -21,6 +21,12 @@ type jobModel struct {
 	Status          types.Object     `tfsdk:"status"`
 	// RecurrenceDescription is the rule in words (recurrence.Describe), computed.
 	RecurrenceDescription types.String `tfsdk:"recurrence_description"`
+
+	// When it runs (SPEC 8, job_resource_when.go).
+	Overlap  types.String  `tfsdk:"overlap"`
+	Misfire  *misfireModel `tfsdk:"misfire"`
+	ResumeAt types.String  `tfsdk:"resume_at"`
+	Note     types.String  `tfsdk:"note"`
 }
 
 type actionModel struct {
@@ -98,6 +104,10 @@ type recurrenceModel struct {
 	EndTime   types.String   `tfsdk:"end_time"`
 	TimeZone  types.String   `tfsdk:"time_zone"`
 	Schedule  *scheduleModel `tfsdk:"schedule"`
+
+	// When it runs (SPEC 8, job_resource_when.go).
+	Jitter       types.String `tfsdk:"jitter"`
+	ExcludeDates types.List   `tfsdk:"exclude_dates"`
 }
 
 type scheduleModel struct {
@@ -148,6 +158,8 @@ func part(path string) string {
 		return "errorAction"
 	case strings.HasPrefix(path, "action"):
 		return "action"
+	case path == "overlap" || path == "resumeAt" || path == "note" || strings.HasPrefix(path, "misfire"):
+		return "when" // the job's own policies: they steer no other part
 	}
 	return "schedule"
 }
@@ -272,6 +284,7 @@ func (m *jobModel) toWireNoting() (*wire.JobProperties, unknowns, secretForms) {
 		State:      canonical(str(m.State), jobWritableStates),
 		Recurrence: m.Recurrence.toWire(c),
 	}
+	m.whenToWire(c, p)
 	if a := m.Action; a != nil {
 		p.Action = &wire.JobAction{
 			Type:                   canonical(c.str(a.Type, "action.type"), actionTypes),
@@ -347,6 +360,7 @@ func (r *recurrenceModel) toWire(c conv) *wire.JobRecurrence {
 		EndTime:   c.str(r.EndTime, "recurrence.endTime"),
 		TimeZone:  c.str(r.TimeZone, "recurrence.timeZone"),
 	}
+	r.whenToWire(c, out)
 	if s := r.Schedule; s != nil {
 		out.Schedule = &wire.JobRecurrenceSchedule{
 			Minutes:   c.ints(s.Minutes, "recurrence.schedule.minutes"),

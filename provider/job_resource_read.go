@@ -84,6 +84,7 @@ func (m *jobModel) fromWire(id client.JobID, def *wire.JobDefinition, prior *job
 		}
 	}
 	m.Recurrence = recurrenceFromWire(p.Recurrence, prior.Recurrence, fresh || prior.Recurrence == nil, instant)
+	m.whenFromWire(p, prior, fresh)
 	if !fresh && !prior.RecurrenceDescription.IsUnknown() && !prior.RecurrenceDescription.IsNull() {
 		// The words as planned: a one-shot planned "once, immediately" keeps them once it ran.
 		m.RecurrenceDescription = prior.RecurrenceDescription
@@ -228,6 +229,7 @@ func recurrenceFromWire(r *wire.JobRecurrence, prior *recurrenceModel, fresh boo
 		EndTime:   keepString(prior.EndTime, r.EndTime, fresh, instant),
 		TimeZone:  keepString(prior.TimeZone, r.TimeZone, fresh, sameString),
 	}
+	out.whenFromWire(r, prior)
 	s := r.Schedule
 	ps := prior.Schedule
 	switch {

@@ -25,7 +25,7 @@ var statusAttrTypes = map[string]attr.Type{
 }
 
 func jobSchema() schema.Schema {
-	return schema.Schema{
+	s := schema.Schema{
 		MarkdownDescription: "A scheduled job: an HTTP(S), storage queue or Service Bus action run at `start_time` and/or on a `recurrence` " +
 			"(Azure Scheduler `Microsoft.Scheduler/jobCollections/jobs`). Every recurrence rule is checked at plan time " +
 			"with the daemon's own engine, so `plan` rejects a schedule the daemon would reject, naming the attribute.\n\n" +
@@ -106,8 +106,13 @@ func jobSchema() schema.Schema {
 				},
 			},
 			"recurrence": recurrenceBlock(),
+			"misfire":    misfireBlock(),
 		},
 	}
+	for name, a := range whenAttributes() {
+		s.Attributes[name] = a
+	}
+	return s
 }
 
 func actionTypeAttribute() schema.StringAttribute {
@@ -207,7 +212,7 @@ func retryPolicyBlock() schema.SingleNestedBlock {
 // source. It and its schedule are blocks, not object attributes, so that OpenTofu and Terraform
 // show a diagnostic's line: they follow a diagnostic's path into nested blocks only.
 func recurrenceBlock() schema.SingleNestedBlock {
-	return schema.SingleNestedBlock{
+	b := schema.SingleNestedBlock{
 		MarkdownDescription: "When the job repeats. Without it the job runs once.",
 		Attributes: map[string]schema.Attribute{
 			"frequency": schema.StringAttribute{
@@ -277,4 +282,6 @@ func recurrenceBlock() schema.SingleNestedBlock {
 			},
 		},
 	}
+	whenRecurrenceAttributes(b.Attributes)
+	return b
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
+	"github.com/schedulerhq/terraform-provider-scheduler/internal/client"
 	"github.com/schedulerhq/terraform-provider-scheduler/internal/clock"
 	"github.com/schedulerhq/terraform-provider-scheduler/internal/wire"
 )
@@ -27,6 +28,7 @@ type occurrencesModel struct {
 	Limit      types.Int64      `tfsdk:"limit"`
 	Executed   types.Int64      `tfsdk:"executed"`
 	Now        types.String     `tfsdk:"now"`
+	JobID      types.String     `tfsdk:"job_id"`
 	Times      types.List       `tfsdk:"times"`
 	// Description is the rule in words.
 	Description types.String `tfsdk:"recurrence_description"`
@@ -40,7 +42,10 @@ func (d *occurrencesDataSource) Schema(_ context.Context, _ datasource.SchemaReq
 	js := jobSchema()
 	resp.Schema = schema.Schema{
 		MarkdownDescription: "Previews the next executions of a schedule, computed locally with the daemon's own engine " +
-			"(no daemon is needed): the same `start_time` and `recurrence` as `scheduler_job`, checked by the same rules.",
+			"(no daemon is needed): the same `start_time` and `recurrence` as `scheduler_job`, checked by the same rules. " +
+			jitterPreviewDoc + ": with `job_id` the times are the starts the daemon uses for that job; without it an occurrence " +
+			"is listed at its scheduled time, the start of its window, and `recurrence_description` says how much later it may start " +
+			"(`up to 5 minutes later`).",
 		Attributes: map[string]schema.Attribute{
 			"start_time": dataSourceAttr(js.Attributes["start_time"], false),
 			"limit": schema.Int64Attribute{
@@ -57,10 +62,16 @@ func (d *occurrencesDataSource) Schema(_ context.Context, _ datasource.SchemaReq
 				Optional:            true,
 				MarkdownDescription: "RFC 3339 time the job is created (or updated) at; default the current time.",
 			},
+			"job_id": schema.StringAttribute{
+				Optional: true,
+				MarkdownDescription: "ARM id of the job the preview is for (`scheduler_job.<name>.id`; the job need not exist): with " +
+					"`recurrence.jitter` the times are then that job's starts, to the millisecond. Without it they are the scheduled times.",
+				Validators: []validator.String{armID{job: true}},
+			},
 			"times": schema.ListAttribute{
 				Computed:            true,
 				ElementType:         types.StringType,
-				MarkdownDescription: "The executions, RFC 3339 in the rule's zone.",
+				MarkdownDescription: "The executions, RFC 3339 in the rule's zone (with milliseconds when a jittered start has them).",
 			},
 			"recurrence_description": schema.StringAttribute{
 				Computed:            true,
@@ -96,9 +107,19 @@ func (d *occurrencesDataSource) Read(ctx context.Context, req datasource.ReadReq
 	if !m.Limit.IsNull() {
 		count = int(m.Limit.ValueInt64())
 	}
+	var job *client.JobID
+	if s := m.JobID.ValueString(); s != "" {
+		id, err := client.ParseJobID(s)
+		if err != nil {
+			resp.Diagnostics.AddAttributeError(path.Root("job_id"), "Set job_id to a job's id", err.Error())
+			return
+		}
+		job = &id
+	}
 	var unknown unknowns // none: a data source is read once its configuration is known
 	rec := m.Recurrence.toWire(conv{unknown: &unknown})
-	times, err := preview(previewParams{StartTime: m.StartTime.ValueString(), Recurrence: rec, Now: now, Done: int(m.Executed.ValueInt64()), Count: count})
+	times, err := preview(previewParams{StartTime: m.StartTime.ValueString(), Recurrence: rec, Now: now,
+		Done: int(m.Executed.ValueInt64()), Count: count, Job: job})
 	if err != nil {
 		var ps wire.Problems
 		if !errors.As(err, &ps) {

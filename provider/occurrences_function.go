@@ -31,7 +31,9 @@ func (f *occurrencesFunction) Definition(_ context.Context, _ function.Definitio
 			"(a function takes values, not blocks): `schedule` is an object and `monthly_occurrences` a list of objects " +
 			"(`{ frequency = \"Month\", schedule = { hours = [9], monthly_occurrences = [{ day = \"Friday\", occurrence = -1 }] } }`), " +
 			"or `{}` for a one-off job. " +
-			"An invalid schedule is an error naming the attribute, with the daemon's message.",
+			"An invalid schedule is an error naming the attribute, with the daemon's message. " +
+			jitterPreviewDoc + ", which a function does not know: a jittered occurrence is returned at its scheduled time, " +
+			"the start of its window (the `scheduler_occurrences` data source with `job_id` shows the starts).",
 		Parameters: []function.Parameter{
 			function.StringParameter{
 				Name:                "start_time",

@@ -12,6 +12,9 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	"github.com/hashicorp/terraform-plugin-framework/types/basetypes"
 
+	"github.com/schedulerhq/terraform-provider-scheduler/internal/arm"
+	"github.com/schedulerhq/terraform-provider-scheduler/internal/client"
+	"github.com/schedulerhq/terraform-provider-scheduler/internal/jobstate"
 	"github.com/schedulerhq/terraform-provider-scheduler/internal/recurrence"
 	"github.com/schedulerhq/terraform-provider-scheduler/internal/wire"
 )
@@ -20,29 +23,46 @@ import (
 const MaxPreview = 1000
 
 // previewParams is one occurrence preview: the job's start time and recurrence, the time the
-// job is (re)scheduled at and how many executions it already had.
+// job is (re)scheduled at, how many executions it already had, and the job (its ARM id, "" when
+// there is none) whose jitter offsets the preview applies.
 type previewParams struct {
 	StartTime  string
 	Recurrence *wire.JobRecurrence
 	Now        time.Time
 	Done       int
 	Count      int
+	Job        *client.JobID
 }
 
-// preview computes the next executions with the daemon's engine, as RFC 3339 in the rule's zone.
+// preview computes the next executions as the daemon runs them, as RFC 3339 in the rule's zone
+// (with the milliseconds of a jittered start): the rulebook's preview of a job written at now
+// (jobstate.Preview, excluded dates skipped by the engine), each occurrence at its start
+// (jobstate.StartAt) when the job is named. Without a job a jittered occurrence is shown at its
+// scheduled time, the start of its window (its offset depends on the job's id).
 // On an invalid rule the error is a wire.Problems with paths relative to the job's properties.
 func preview(p previewParams) ([]string, error) {
 	rule, err := recurrence.Compile(p.StartTime, p.Recurrence, p.Now)
 	if err != nil {
 		return nil, err
 	}
-	times := rule.Occurrences(p.Now, p.Done, p.Count)
+	key := ""
+	if j := p.Job; j != nil {
+		key = arm.CanonicalJobID(j.Subscription, j.ResourceGroup, j.CollectionID.Name, j.Name)
+	}
+	times := jobstate.Preview(rule, p.Now, p.Done, p.Count)
 	out := make([]string, len(times))
 	for i, t := range times {
-		out[i] = t.In(rule.Location()).Format(time.RFC3339)
+		if key != "" {
+			t = jobstate.StartAt(rule, key, t)
+		}
+		out[i] = t.In(rule.Location()).Format(time.RFC3339Nano)
 	}
 	return out, nil
 }
+
+// jitterPreviewDoc says what a preview shows of a jittered rule and of excluded dates.
+const jitterPreviewDoc = "Excluded dates (`recurrence.exclude_dates`) are left out, as the daemon leaves them out. With `recurrence.jitter` " +
+	"each occurrence starts up to the jitter later than scheduled, at an offset derived from the job's id and the occurrence"
 
 // recurrenceDescriptionDoc documents the computed recurrence_description attributes.
 const recurrenceDescriptionDoc = "The schedule in words, as the daemon's engine reads it: `at 09:00 and 17:00, Monday to Friday, Europe/Berlin`, " +
