@@ -248,13 +248,21 @@ func TestAccJob_overlapAndMisfire(t *testing.T) {
 					return nil
 				}),
 			},
-			{ // added outside Terraform: drift, planned away
-				PreConfig: patchJob(t, id, &wire.JobProperties{Overlap: "BufferOne", Misfire: &wire.JobMisfire{Policy: "Skip"}}),
+			{ // overlap added outside Terraform: drift, planned away
+				PreConfig: patchJob(t, id, &wire.JobProperties{Overlap: "BufferOne"}),
 				Config:    whenConfig, ConfigVariables: none,
-				ConfigPlanChecks: planned(
-					plancheck.ExpectKnownValue(whenAddr, tfjsonpath.New("overlap"), knownvalue.Null()),
-					plancheck.ExpectKnownValue(whenAddr, misfire, knownvalue.Null()),
-				),
+				ConfigPlanChecks: planned(plancheck.ExpectKnownValue(whenAddr, tfjsonpath.New("overlap"), knownvalue.Null())),
+				Check: checkJob(t, id, func(p *wire.JobProperties) error {
+					if p.Overlap != "" || p.Misfire != nil {
+						return fmt.Errorf("overlap %q misfire %+v", p.Overlap, p.Misfire)
+					}
+					return nil
+				}),
+			},
+			{ // misfire added outside Terraform: drift, planned away
+				PreConfig: patchJob(t, id, &wire.JobProperties{Misfire: &wire.JobMisfire{Policy: "Skip"}}),
+				Config:    whenConfig, ConfigVariables: none,
+				ConfigPlanChecks: planned(plancheck.ExpectKnownValue(whenAddr, misfire, knownvalue.Null())),
 				Check: checkJob(t, id, func(p *wire.JobProperties) error {
 					if p.Overlap != "" || p.Misfire != nil {
 						return fmt.Errorf("overlap %q misfire %+v", p.Overlap, p.Misfire)
