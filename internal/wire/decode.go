@@ -42,9 +42,37 @@ func Decode(data []byte, v any) error {
 	if !json.Valid(data) {
 		return Problems{syntaxProblem(data)}
 	}
-	if ps := Duplicates(data); len(ps) > 0 {
+	ps, plain := duplicates(data)
+	if len(ps) > 0 {
 		return ps
 	}
+	// Fast path: when every member name is plain ASCII, the names mean the same to encoding/json
+	// and to check (they differ only on Unicode foldings such as "ſtate"), and a document that
+	// encoding/json decodes strictly into a zero value is one check accepts: decode it once. A
+	// document it refuses takes the path below, which names every problem.
+	if plain && rv.Elem().IsZero() {
+		fresh := reflect.New(rv.Type().Elem())
+		if strictDecode(data, fresh.Interface()) == nil {
+			rv.Elem().Set(fresh.Elem())
+			return nil
+		}
+	}
+	return decodeChecked(data, v, rv.Type().Elem())
+}
+
+// strictDecode is encoding/json's decoding of data into v with unknown fields refused.
+func strictDecode(data []byte, v any) error {
+	strict := json.NewDecoder(bytes.NewReader(data))
+	strict.DisallowUnknownFields()
+	if err := strict.Decode(v); err != nil {
+		return fmt.Errorf("strict decode: %w", err)
+	}
+	return nil
+}
+
+// decodeChecked decodes valid, duplicate-free JSON into v (a pointer to t) after checking it
+// against t: every problem named with its path, v unchanged when there is one.
+func decodeChecked(data []byte, v any, t reflect.Type) error {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()
 	var doc any
@@ -53,15 +81,13 @@ func Decode(data []byte, v any) error {
 		return Problems{{Message: fmt.Sprintf("invalid JSON: %v", err)}}
 	}
 	var ps Problems
-	check(&ps, "", doc, rv.Type().Elem())
+	check(&ps, "", doc, t)
 	if len(ps) > 0 {
 		return ps
 	}
 	// The document fits the type: let encoding/json fill v, so the result is its result.
-	strict := json.NewDecoder(bytes.NewReader(data))
-	strict.DisallowUnknownFields()
-	if err := strict.Decode(v); err != nil {
-		return Problems{{Message: fmt.Sprintf("invalid document: %v", err)}}
+	if err := strictDecode(data, v); err != nil {
+		return Problems{{Message: fmt.Sprintf("invalid document: %v", errors.Unwrap(err))}}
 	}
 	return nil
 }
@@ -91,16 +117,24 @@ func utf8Problem(data []byte) (Problem, bool) {
 // (json.Valid) in valid UTF-8. It scans the bytes once and allocates only for containers' paths,
 // for names with escapes or non-ASCII letters, and for what it reports.
 func Duplicates(data []byte) Problems {
-	s := dupScanner{data: data}
+	ps, _ := duplicates(data)
+	return ps
+}
+
+// duplicates is Duplicates, and whether every member name of the document is plain (ASCII
+// without escapes).
+func duplicates(data []byte) (Problems, bool) {
+	s := dupScanner{data: data, plain: true}
 	s.value(func() string { return "" })
-	return s.ps
+	return s.ps, s.plain
 }
 
 // dupScanner walks a valid JSON document byte by byte.
 type dupScanner struct {
-	data []byte
-	i    int
-	ps   Problems
+	data  []byte
+	i     int
+	ps    Problems
+	plain bool // every member name so far is ASCII without escapes
 }
 
 func (s *dupScanner) ws() {
@@ -220,6 +254,7 @@ func (s *dupScanner) object(path string) {
 			return
 		}
 		raw, plain := s.str()
+		s.plain = s.plain && plain
 		m := member{raw: raw, plain: plain}
 		first, dup := "", false
 		if byFold != nil {

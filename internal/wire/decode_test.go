@@ -224,3 +224,44 @@ func TestDuplicatesInLargeObjects(t *testing.T) {
 		t.Errorf("escaped names, arrays: %v", ps)
 	}
 }
+
+// FuzzDecodeFastPath: Decode's fast path (one strict decode when every member name is plain
+// ASCII) answers exactly as the checked path does, value and problems, for any document.
+func FuzzDecodeFastPath(f *testing.F) {
+	f.Add([]byte(`{"properties":{"startTime":"2012-08-04T00:00Z","recurrence":{"frequency":"week","schedule":{"weekDays":["monday"],"hours":[10,22]}}}}`))
+	f.Add([]byte(`{"properties":{"action":{"type":"Http","request":{"uri":"http://x","method":"GET","headers":{"A":"1"}}},"state":"enabled"}}`))
+	f.Add([]byte(`{"properties":{"recurrence":{"interval":"1","count":1.5,"schedule":{"monthDays":[1,"x"]}}},"nope":1}`))
+	f.Add([]byte(`{"properties":{"ſtate":"Enabled"}}`))
+	f.Add([]byte(`{"properties":{"st\u0061te":"Enabled","recurrence":{"interval":99999999999999999999}}}`))
+	f.Add([]byte(`{"Properties":{"RECURRENCE":null},"name":"x","id":"y"}`))
+	f.Add([]byte(`[1,2,{"a":null}]`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		var fast JobDefinition
+		err := Decode(data, &fast)
+		var checked JobDefinition
+		var want error
+		if _, ok := utf8Problem(data); ok && json.Valid(data) && len(Duplicates(data)) == 0 {
+			want = decodeChecked(data, &checked, reflect.TypeFor[JobDefinition]())
+		} else {
+			want = Decode(data, &checked) // refused before either path
+		}
+		if !reflect.DeepEqual(err, want) {
+			t.Fatalf("Decode err = %#v, checked path err = %#v", err, want)
+		}
+		if !reflect.DeepEqual(fast, checked) {
+			t.Fatalf("Decode = %+v, checked path = %+v", fast, checked)
+		}
+	})
+}
+
+// TestDecodeIntoAFilledValue: a value that is not zero is decoded into as encoding/json would
+// (members absent from the document keep their values), not replaced.
+func TestDecodeIntoAFilledValue(t *testing.T) {
+	v := JobDefinition{Name: "kept", Properties: &JobProperties{State: "Disabled"}}
+	if err := Decode([]byte(`{"id":"x","properties":{"startTime":"2026-01-01T00:00:00Z"}}`), &v); err != nil {
+		t.Fatal(err)
+	}
+	if v.Name != "kept" || v.ID != "x" || v.Properties.StartTime != "2026-01-01T00:00:00Z" || v.Properties.State != "Disabled" {
+		t.Errorf("Decode into a filled value = %+v, properties %+v", v, *v.Properties)
+	}
+}
