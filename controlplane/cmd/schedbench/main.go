@@ -75,7 +75,7 @@ func main() {
 	flag.StringVar(&o.schedulerd, "schedulerd", "bin/schedulerd", "path of the schedulerd binary to start")
 	flag.IntVar(&o.jobs, "jobs", 10000, "jobs to create")
 	flag.DurationVar(&o.spread, "spread", 10*time.Second, "spread of the jobs' due times within each minute (1s..60s)")
-	flag.IntVar(&o.cycles, "cycles", 2, "minutes to observe after every job is created")
+	flag.IntVar(&o.cycles, "cycles", 2, "minutes to observe after every job is created (0: only create the jobs and report what their PUTs cost)")
 	flag.IntVar(&o.putWorkers, "put-workers", 32, "concurrent API clients creating jobs")
 	flag.IntVar(&o.perColl, "jobs-per-collection", 1000, "jobs per collection (P20Premium allows 1000)")
 	flag.StringVar(&o.daemonArgs, "daemon-args", "", "extra arguments for schedulerd serve, space separated")
@@ -129,8 +129,8 @@ func run(ctx context.Context, o options, out io.Writer) error {
 	if o.replicas < 1 || (o.replicas > 1 && o.store == "") {
 		return errors.New("--replicas: want 1, or more with a --store postgres:// URL")
 	}
-	if o.jobs < 1 || o.cycles < 1 || o.putWorkers < 1 || o.perColl < 1 {
-		return errors.New("--jobs, --cycles, --put-workers and --jobs-per-collection must be positive")
+	if o.jobs < 1 || o.cycles < 0 || o.putWorkers < 1 || o.perColl < 1 {
+		return errors.New("--jobs, --put-workers and --jobs-per-collection must be positive, --cycles not negative")
 	}
 	s, err := startSink(o.jobs * (o.cycles + 2))
 	if err != nil {
@@ -191,6 +191,9 @@ func run(ctx context.Context, o options, out io.Writer) error {
 	}
 	fmt.Fprintf(out, "CPU for the PUTs (with any fires due meanwhile): %s\n", before.since(afterPuts, created, "PUT"))
 	fmt.Fprintf(out, "memory after the PUTs: %s\n", memoryPerJob(d, created))
+	if o.cycles == 0 {
+		return nil
+	}
 	if o.restart {
 		took, err := d.restart(ctx)
 		if err != nil {
