@@ -3,6 +3,7 @@ package api
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"strconv"
 	"strings"
@@ -228,19 +229,12 @@ func (s *Server) saveJob(w http.ResponseWriter, r *http.Request, rt route, info 
 ) *apiError {
 	ctx := r.Context()
 	for range writeRetries {
-		coll, err := s.store.CollectionGet(ctx, store.CollectionGetParams{Key: rt.key.CollectionKey})
+		coll, old, err := s.store.JobGetWithCollection(ctx, store.JobGetParams{Key: rt.key})
 		if err != nil {
 			return s.storeError(ctx, "job collection "+rt.key.CollectionKey.Name, err)
 		}
-		old, err := s.store.JobGet(ctx, store.JobGetParams{Key: rt.key})
-		switch {
-		case errors.Is(err, store.ErrNotFound):
-			old = nil
-			if patch {
-				return notFound("job %s was not found", rt.key.Name)
-			}
-		case err != nil:
-			return s.storeError(ctx, "job "+rt.key.Name, err)
+		if old == nil && patch {
+			return notFound("job %s was not found", rt.key.Name)
 		}
 		if old != nil {
 			info.jobID = old.ID
@@ -374,17 +368,16 @@ func (s *Server) deleteJob(w http.ResponseWriter, r *http.Request, rt route, inf
 
 func (s *Server) runJob(w http.ResponseWriter, r *http.Request, rt route, info *reqInfo) *apiError {
 	ctx := r.Context()
-	j, err := s.store.JobGet(ctx, store.JobGetParams{Key: rt.key})
+	coll, j, err := s.store.JobGetWithCollection(ctx, store.JobGetParams{Key: rt.key})
+	if err == nil && j == nil {
+		err = fmt.Errorf("job %s: %w", rt.key.Name, store.ErrNotFound)
+	}
 	if err != nil {
 		return s.storeError(ctx, "job "+rt.key.Name, err)
 	}
 	info.jobID = j.ID
 	if jobstate.Final(j.State) {
 		return conflict("job %s is %s: it cannot run again", rt.key.Name, j.State)
-	}
-	coll, err := s.store.CollectionGet(ctx, store.CollectionGetParams{Key: rt.key.CollectionKey})
-	if err != nil {
-		return s.storeError(ctx, "job collection "+rt.key.CollectionKey.Name, err)
 	}
 	if st := coll.Properties.State; !jobstate.ManualRunAllowed(j.State, st) {
 		return conflict("job collection %s is %s: its jobs do not run, not even on request", coll.Key.Name, st)

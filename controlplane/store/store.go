@@ -209,6 +209,9 @@ type Driver interface {
 	CollectionDelete(ctx context.Context, params CollectionDeleteParams) error
 
 	JobGet(ctx context.Context, params JobGetParams) (*Job, error)
+	// JobGetWithCollection returns the job's collection and the job, in one lookup: the job is
+	// nil when the collection holds none of that name, ErrNotFound is for an absent collection.
+	JobGetWithCollection(ctx context.Context, params JobGetParams) (*Collection, *Job, error)
 	JobList(ctx context.Context, params JobListParams) ([]*Job, error)
 	JobCount(ctx context.Context, params JobCountParams) (int, error)
 	// JobPut returns the stored record and whether it was created. Its Properties are

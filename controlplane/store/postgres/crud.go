@@ -14,23 +14,35 @@ import (
 )
 
 func scanCollection(row pgx.Row) (*store.Collection, error) {
-	var (
-		c                store.Collection
-		tags, props      string
-		created, updated *time.Time
-	)
-	err := row.Scan(&c.ID, &c.Key.Subscription, &c.Key.ResourceGroup, &c.Key.Name, &c.Location, &tags, &props, &created, &updated, &c.Version)
-	if err != nil {
+	var r collectionRow
+	if err := row.Scan(r.dest()...); err != nil {
 		return nil, err
 	}
-	if err := json.Unmarshal([]byte(tags), &c.Tags); err != nil {
+	return r.collection()
+}
+
+// collectionRow is a collection's columns (sqlstore.CollectionColumns) as scanned.
+type collectionRow struct {
+	c                store.Collection
+	tags, props      string
+	created, updated *time.Time
+}
+
+func (r *collectionRow) dest() []any {
+	c := &r.c
+	return []any{&c.ID, &c.Key.Subscription, &c.Key.ResourceGroup, &c.Key.Name, &c.Location, &r.tags, &r.props, &r.created, &r.updated, &c.Version}
+}
+
+func (r *collectionRow) collection() (*store.Collection, error) {
+	c := &r.c
+	if err := json.Unmarshal([]byte(r.tags), &c.Tags); err != nil {
 		return nil, fmt.Errorf("collection %d tags: %w", c.ID, err)
 	}
-	if err := json.Unmarshal([]byte(props), &c.Properties); err != nil {
+	if err := json.Unmarshal([]byte(r.props), &c.Properties); err != nil {
 		return nil, fmt.Errorf("collection %d properties: %w", c.ID, err)
 	}
-	c.CreatedAt, c.UpdatedAt = fromTS(created), fromTS(updated)
-	return &c, nil
+	c.CreatedAt, c.UpdatedAt = fromTS(r.created), fromTS(r.updated)
+	return c, nil
 }
 
 // CollectionGet returns one collection or store.ErrNotFound.
@@ -208,6 +220,31 @@ func (d *Driver) JobGet(ctx context.Context, params store.JobGetParams) (*store.
 		return nil, fmt.Errorf("job get: %w", err)
 	}
 	return j, nil
+}
+
+// JobGetWithCollection returns a job's collection and the job (nil when absent) in one lookup,
+// or store.ErrNotFound when the collection is absent.
+func (d *Driver) JobGetWithCollection(ctx context.Context, params store.JobGetParams) (*store.Collection, *store.Job, error) {
+	var cr collectionRow
+	k := params.Key
+	j, err := scanJob(sqlstore.Prefixed{
+		Row:    d.pool.QueryRow(ctx, sqlstore.JobWithCollection, append(jobKeyArgs(k), nil)...),
+		Prefix: cr.dest(),
+	})
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, nil, fmt.Errorf("collection %s/%s/%s: %w", k.Subscription, k.ResourceGroup, k.CollectionKey.Name, store.ErrNotFound)
+	}
+	if err != nil {
+		return nil, nil, fmt.Errorf("job get with collection: %w", err)
+	}
+	c, err := cr.collection()
+	if err != nil {
+		return nil, nil, fmt.Errorf("job get with collection: %w", err)
+	}
+	if j.ID == 0 {
+		return c, nil, nil
+	}
+	return c, j, nil
 }
 
 // collectionID returns a collection's ID or store.ErrNotFound.

@@ -18,23 +18,35 @@ type scanner interface {
 }
 
 func scanCollection(s scanner) (*store.Collection, error) {
-	var (
-		c                store.Collection
-		tags, props      string
-		created, updated int64
-	)
-	err := s.Scan(&c.ID, &c.Key.Subscription, &c.Key.ResourceGroup, &c.Key.Name, &c.Location, &tags, &props, &created, &updated, &c.Version)
-	if err != nil {
+	var r collectionRow
+	if err := s.Scan(r.dest()...); err != nil {
 		return nil, err
 	}
-	if err := json.Unmarshal([]byte(tags), &c.Tags); err != nil {
+	return r.collection()
+}
+
+// collectionRow is a collection's columns (sqlstore.CollectionColumns) as scanned.
+type collectionRow struct {
+	c                store.Collection
+	tags, props      string
+	created, updated int64
+}
+
+func (r *collectionRow) dest() []any {
+	c := &r.c
+	return []any{&c.ID, &c.Key.Subscription, &c.Key.ResourceGroup, &c.Key.Name, &c.Location, &r.tags, &r.props, &r.created, &r.updated, &c.Version}
+}
+
+func (r *collectionRow) collection() (*store.Collection, error) {
+	c := &r.c
+	if err := json.Unmarshal([]byte(r.tags), &c.Tags); err != nil {
 		return nil, fmt.Errorf("collection %d tags: %w", c.ID, err)
 	}
-	if err := json.Unmarshal([]byte(props), &c.Properties); err != nil {
+	if err := json.Unmarshal([]byte(r.props), &c.Properties); err != nil {
 		return nil, fmt.Errorf("collection %d properties: %w", c.ID, err)
 	}
-	c.CreatedAt, c.UpdatedAt = fromNanos(created), fromNanos(updated)
-	return &c, nil
+	c.CreatedAt, c.UpdatedAt = fromNanos(r.created), fromNanos(r.updated)
+	return c, nil
 }
 
 // CollectionGet returns one collection or store.ErrNotFound.
@@ -211,6 +223,34 @@ func (d *Driver) JobGet(ctx context.Context, params store.JobGetParams) (*store.
 		return nil, fmt.Errorf("job get: %w", err)
 	}
 	return j, nil
+}
+
+// JobGetWithCollection returns a job's collection and the job (nil when absent) in one lookup,
+// or store.ErrNotFound when the collection is absent.
+func (d *Driver) JobGetWithCollection(ctx context.Context, params store.JobGetParams) (*store.Collection, *store.Job, error) {
+	var cr collectionRow
+	k := params.Key
+	j, props, err := scanJobRaw(sqlstore.Prefixed{
+		Row:    d.crud.jobWithCollection.QueryRowContext(ctx, append(jobKeyArgs(k), int64(0))...),
+		Prefix: cr.dest(),
+	})
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, nil, fmt.Errorf("collection %s/%s/%s: %w", k.Subscription, k.ResourceGroup, k.CollectionKey.Name, store.ErrNotFound)
+	}
+	if err != nil {
+		return nil, nil, fmt.Errorf("job get with collection: %w", err)
+	}
+	c, err := cr.collection()
+	if err != nil {
+		return nil, nil, fmt.Errorf("job get with collection: %w", err)
+	}
+	if j.ID == 0 {
+		return c, nil, nil
+	}
+	if err := json.Unmarshal([]byte(props), &j.Properties); err != nil {
+		return nil, nil, fmt.Errorf("job %d properties: %w", j.ID, err)
+	}
+	return c, j, nil
 }
 
 // collectionID finds a collection's ID on the read pool (store.ErrNotFound when absent).
@@ -436,7 +476,7 @@ const jobReturning = ` RETURNING id, collection_id,
 type crudStatements struct {
 	// Read pool.
 	collectionGet, collectionList, collectionListAll, collectionListGroup, collectionID *sql.Stmt
-	jobGet, jobByID, jobID, jobList, jobListState, jobCount                             *sql.Stmt
+	jobGet, jobWithCollection, jobByID, jobID, jobList, jobListState, jobCount          *sql.Stmt
 	historyList, historyListStatus                                                      *sql.Stmt
 	// Writer.
 	collectionLookup, collectionInsert, collectionUpdate, collectionByID, collectionDelete *sql.Stmt
@@ -462,6 +502,7 @@ func (d *Driver) prepareCRUD(ctx context.Context, w, r *sql.DB) error {
 		{&c.collectionListGroup, r, `SELECT ` + sqlstore.CollectionColumns + ` FROM collections WHERE sub_key = ? AND rg_key = ? ORDER BY rg_key, name_key LIMIT ? OFFSET ?`},
 		{&c.collectionID, r, `SELECT id FROM collections` + sqlstore.WhereCollectionKey},
 		{&c.jobGet, r, `SELECT ` + sqlstore.JobColumns + sqlstore.JobFrom + sqlstore.WhereJobKey},
+		{&c.jobWithCollection, r, sqlstore.JobWithCollection},
 		{&c.jobByID, r, `SELECT ` + sqlstore.JobColumns + sqlstore.JobFrom + ` WHERE j.id = ?`},
 		{&c.jobID, r, `SELECT j.id` + sqlstore.JobFrom + sqlstore.WhereJobKey},
 		{&c.jobList, r, `SELECT ` + sqlstore.JobColumns + sqlstore.JobFrom + ` WHERE j.collection_id = ?` + jobPage},
@@ -504,7 +545,7 @@ func (c *crudStatements) close() error {
 	var errs []error
 	for _, s := range []*sql.Stmt{
 		c.collectionGet, c.collectionList, c.collectionListAll, c.collectionListGroup, c.collectionID,
-		c.jobGet, c.jobByID, c.jobID, c.jobList, c.jobListState, c.jobCount, c.historyList, c.historyListStatus,
+		c.jobGet, c.jobWithCollection, c.jobByID, c.jobID, c.jobList, c.jobListState, c.jobCount, c.historyList, c.historyListStatus,
 		c.collectionLookup, c.collectionInsert, c.collectionUpdate, c.collectionByID, c.collectionDelete,
 		c.jobLookup, c.jobInsert, c.jobUpdate, c.jobDelete,
 	} {

@@ -142,6 +142,18 @@ const (
 	// WhereJobKey selects a job (of JobFrom) by its keys.
 	WhereJobKey = ` WHERE c.sub_key = $1 AND c.rg_key = $2 AND c.name_key = $3 AND j.name_key = $4`
 	JobCount    = `SELECT count(*) FROM jobs WHERE collection_id = $1`
+	// JobWithCollection reads the collection of keys $1..$3 and its job of name key $4, when it
+	// has one, in one lookup (store.Driver.JobGetWithCollection): the collection's columns
+	// (CollectionColumns), then the job's (JobColumns) with zeros for a job that does not exist
+	// (ID 0, times $5: the driver's encoding of the zero time).
+	JobWithCollection = `SELECT c.id, c.subscription, c.resource_group, c.name, c.location, c.tags, c.properties, c.created_at,
+	c.updated_at, c.version,
+	COALESCE(j.id, 0), c.id, c.subscription, c.resource_group, c.name, c.state, COALESCE(j.name, ''), COALESCE(j.properties, '{}'),
+	COALESCE(j.state, ''), COALESCE(j.created_at, $5), COALESCE(j.updated_at, $5), COALESCE(j.version, 0),
+	COALESCE(j.execution_count, 0), COALESCE(j.failure_count, 0), COALESCE(j.faulted_count, 0), COALESCE(j.consecutive_faults, 0),
+	COALESCE(j.last_execution_time, $5), COALESCE(j.next_execution_time, $5)
+	FROM collections c LEFT JOIN jobs j ON j.collection_id = c.id AND j.name_key = $4
+	WHERE c.sub_key = $1 AND c.rg_key = $2 AND c.name_key = $3`
 	// JobListAll pages through every job: after ID $1, at most $2.
 	JobListAll = `SELECT ` + JobColumns + JobFrom + ` WHERE j.id > $1 ORDER BY j.id LIMIT $2`
 	// ExecutionListUnfinished pages through the stored executions: after ID $1, at most $2.

@@ -191,6 +191,47 @@ func testJobGetByID(t *testing.T, d store.Driver) {
 	wantErr(t, "absent id", err, store.ErrNotFound)
 }
 
+// testJobGetWithCollection: the collection and the job as CollectionGet and JobGet read them, in
+// one lookup; no job (nil) in a collection without it; ErrNotFound without the collection.
+func testJobGetWithCollection(t *testing.T, d store.Driver) {
+	ctx := t.Context()
+	_, _, err := d.JobGetWithCollection(ctx, store.JobGetParams{Key: store.JobKey{CollectionKey: collectionKey("absent"), Name: "j"}})
+	wantErr(t, "absent collection", err, store.ErrNotFound)
+
+	c := putCollection(t, d, "c", "Suspended")
+	putCollection(t, d, "other", "Enabled")
+	putJob(t, d, "other", "J", "Enabled", t0) // another collection's job of the same name
+	gotC, gotJ, err := d.JobGetWithCollection(ctx, store.JobGetParams{Key: store.JobKey{CollectionKey: collectionKey("C"), Name: "j"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	equal(t, "collection without the job", *gotC, *c)
+	if gotJ != nil {
+		t.Fatalf("job in a collection without it: %+v, want nil", *gotJ)
+	}
+
+	in := newJob("c", "J", "Disabled", t0.Add(time.Minute))
+	in.Status.ExecutionCount, in.Status.FailureCount, in.Status.FaultedCount, in.Status.ConsecutiveFaults = 4, 3, 2, 1
+	in.Status.LastExecutionTime = t0.Add(-time.Minute)
+	in.Properties.ResumeAt = "2030-01-01T00:00:00Z"
+	if _, _, err := d.JobPut(ctx, store.JobPutParams{Job: in, Now: t0}); err != nil {
+		t.Fatal(err)
+	}
+	want, err := d.JobGet(ctx, store.JobGetParams{Key: in.Key})
+	if err != nil {
+		t.Fatal(err)
+	}
+	gotC, gotJ, err = d.JobGetWithCollection(ctx, store.JobGetParams{Key: store.JobKey{CollectionKey: collectionKey("c"), Name: "j"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	equal(t, "collection", *gotC, *c)
+	if gotJ == nil {
+		t.Fatal("job: nil")
+	}
+	equal(t, "job", *gotJ, *want)
+}
+
 func testJobGetMany(t *testing.T, d store.Driver) {
 	putCollection(t, d, "c", "Suspended")
 	putCollection(t, d, "c2", "Enabled")

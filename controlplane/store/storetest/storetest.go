@@ -46,6 +46,7 @@ var areas = []struct {
 		{name: "QuotaRace", fn: testJobQuotaRace, serial: true},
 		{name: "DeleteCascades", fn: testJobDeleteCascades},
 		{name: "GetByID", fn: testJobGetByID},
+		{name: "GetWithCollection", fn: testJobGetWithCollection},
 		{name: "GetMany", fn: testJobGetMany},
 		{name: "ListSchedulable", fn: testJobListSchedulable},
 		{name: "ListAll", fn: testJobListAll},
