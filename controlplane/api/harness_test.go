@@ -52,6 +52,8 @@ func (d *noopDispatcherFake) JobChanged(id int64) {
 	d.jobs = append(d.jobs, id)
 }
 
+func (d *noopDispatcherFake) JobWritten(j *store.Job) { d.JobChanged(j.ID) }
+
 func (d *noopDispatcherFake) CollectionChanged(id int64) {
 	d.mu.Lock()
 	defer d.mu.Unlock()

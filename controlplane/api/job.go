@@ -309,7 +309,7 @@ func (s *Server) saveJob(w http.ResponseWriter, r *http.Request, rt route, info 
 			return s.storeError(ctx, "job "+rt.key.Name, err)
 		}
 		info.jobID = stored.ID
-		s.disp.JobChanged(stored.ID)
+		s.disp.JobWritten(stored)
 		code := http.StatusOK
 		if isNew {
 			code = http.StatusCreated

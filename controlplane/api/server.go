@@ -76,7 +76,11 @@ import (
 // Dispatcher is what the API needs of the dispatcher: to be told about changes, to run a job
 // now and whether it is ready.
 type Dispatcher interface {
+	// JobChanged: a job was deleted (or changed without this process holding it as written).
 	JobChanged(jobID int64)
+	// JobWritten: a job was created or replaced here; j is store.Driver.JobPut's answer, which
+	// neither side changes afterwards.
+	JobWritten(j *store.Job)
 	CollectionChanged(collectionID int64)
 	// RunNow runs the job now; when a manual run of the job is still in flight it returns an
 	// error with an InFlightTag() string method (the run's execution tag): a 409.

@@ -314,6 +314,10 @@ func (d *Dispatcher) Ready() bool { return d.sched.Ready() && d.exec.Ready() }
 // JobChanged tells the dispatcher a job was created, updated or deleted: it reloads the job.
 func (d *Dispatcher) JobChanged(jobID int64) { d.sched.JobChanged(jobID) }
 
+// JobWritten tells the dispatcher a job was created or updated here, with the job as written:
+// see Scheduler.JobWritten.
+func (d *Dispatcher) JobWritten(j *store.Job) { d.sched.JobWritten(j) }
+
 // CollectionChanged tells the dispatcher a collection's state changed or it was deleted: it
 // reloads the collection's jobs.
 func (d *Dispatcher) CollectionChanged(collectionID int64) { d.sched.CollectionChanged(collectionID) }

@@ -231,8 +231,26 @@ func (e *env) quiet(next time.Time) dispatch.Quiet {
 }
 
 // putJob stores a job the way the API does (next execution from the engine) and tells the
-// dispatcher when it runs.
+// dispatcher, as the API does, with the job as written (JobWritten).
 func (e *env) putJob(name string, props wire.JobProperties, state string) *store.Job {
+	e.t.Helper()
+	j := e.storeJob(name, props, state)
+	if e.disp != nil {
+		e.disp.JobWritten(j)
+	}
+	return j
+}
+
+// changeJob stores a job as putJob does and tells the dispatcher only its ID (JobChanged), as a
+// change it did not write (another replica's, through the change feed) reaches it: the loop
+// reads the job.
+func (e *env) changeJob(name string, props wire.JobProperties, state string) {
+	e.t.Helper()
+	e.disp.JobChanged(e.storeJob(name, props, state).ID)
+}
+
+// storeJob stores a job as putJob does, without telling the dispatcher.
+func (e *env) storeJob(name string, props wire.JobProperties, state string) *store.Job {
 	e.t.Helper()
 	now := e.clock.Now()
 	rule, err := recurrence.Compile(props.StartTime, props.Recurrence, now)
@@ -250,9 +268,6 @@ func (e *env) putJob(name string, props wire.JobProperties, state string) *store
 	}})
 	if err != nil {
 		e.t.Fatal(err)
-	}
-	if e.disp != nil {
-		e.disp.JobChanged(j.ID)
 	}
 	return j
 }

@@ -63,8 +63,13 @@ type executorEvent interface {
 	execute(ctx context.Context, ex *Executor)
 }
 
-// jobChanged: a job was created, updated or deleted.
-type jobChanged struct{ id int64 }
+// jobChanged: a job was created, updated or deleted. job is the job as this process wrote it
+// (store.Driver.JobPut's answer), when it did: the loop takes it instead of reading the job
+// back (see jobChanged.schedule); nil: the loop reads the job.
+type jobChanged struct {
+	id  int64
+	job *store.Job
+}
 
 // collectionChanged: a collection's state changed or it was deleted.
 type collectionChanged struct{ id int64 }
@@ -99,10 +104,24 @@ type executionsLost struct{ ids []int64 }
 
 func (ev jobChanged) schedule(ctx context.Context, l *loop) {
 	l.cancelAhead(ctx, ev.id)
-	if e := l.entries[ev.id]; e != nil && e.claiming {
+	e := l.entries[ev.id]
+	if e != nil && e.claiming {
 		e.changed = true // its claim, when answered, is cancelled
 	}
-	l.reload(ctx, ev.id)
+	if ev.job == nil || (e != nil && e.claiming) {
+		l.reload(ctx, ev.id)
+		return
+	}
+	// The job as written, without reading it back. An entry at this version or later already
+	// holds this write or a later one (a write or a claim of the job bumps its version; a
+	// claim only succeeds at the version it expects). An older write that arrives after a
+	// newer one, or after the job was deleted, can only leave an entry whose claim the store
+	// refuses (ErrConflict: the claim needs the job at that version), and that refusal reloads
+	// the job: a late event never makes an occurrence run.
+	if e != nil && e.version >= ev.job.Version {
+		return
+	}
+	l.put(ev.job)
 }
 
 func (ev collectionChanged) schedule(ctx context.Context, l *loop) { l.reloadCollection(ctx, ev.id) }

@@ -62,14 +62,14 @@ func TestChangedJobsAreReloadedInBatches(t *testing.T) {
 	job := func(i int) wire.JobProperties {
 		return wire.JobProperties{StartTime: due.Format(time.RFC3339), Action: httpAction(fmt.Sprintf("%s/job/%d", tg.URL, i))}
 	}
-	e.putJob("job-first", job(jobs), "Enabled") // its reload holds the loop
+	e.changeJob("job-first", job(jobs), "Enabled") // its reload holds the loop
 	select {
 	case <-counter.held:
 	case <-time.After(wait):
 		t.Fatal("the loop did not reload the first job")
 	}
 	for i := range jobs {
-		e.putJob(fmt.Sprintf("job-%03d", i), job(i), "Enabled")
+		e.changeJob(fmt.Sprintf("job-%03d", i), job(i), "Enabled")
 	}
 	close(counter.gate) // the loop takes the 300 changes in its next turn
 	e.quiet(due.Add(-lookahead))

@@ -23,7 +23,7 @@ func TestFailedReloadLosesNoChange(t *testing.T) {
 	due := t0.Add(time.Minute)
 	props := everyMinute(due)
 	props.Action = httpAction(tg.URL + "/r")
-	e.putJob("j", props, "Enabled")
+	e.changeJob("j", props, "Enabled")
 	// The fake clock moves on in small steps until the loop is quiet with the job's occurrence
 	// next: the two failed reads were each followed by another a second later.
 	for i := 0; ; i++ {

@@ -110,8 +110,8 @@ func (l *loop) prefetch(ctx context.Context, evs []schedulerEvent) {
 	var ids []int64
 	for _, e := range evs {
 		ev, ok := e.(jobChanged)
-		if !ok {
-			continue
+		if !ok || ev.job != nil {
+			continue // a job written here is not read back
 		}
 		if e := l.entries[ev.id]; e != nil && e.claiming {
 			continue // reloaded when its claim is answered

@@ -108,6 +108,13 @@ func (s *Scheduler) JobChanged(jobID int64) {
 	s.inbox.post(jobChanged{id: jobID})
 }
 
+// JobWritten tells the scheduler a job was created or updated in this process: j is the job as
+// written (store.Driver.JobPut's answer, which neither side changes afterwards), taken as it is
+// instead of read back unless a later change of the job reached the scheduler first.
+func (s *Scheduler) JobWritten(j *store.Job) {
+	s.inbox.post(jobChanged{id: j.ID, job: j})
+}
+
 // CollectionChanged tells the scheduler a collection's state changed or it was deleted: it
 // reloads the collection's jobs.
 func (s *Scheduler) CollectionChanged(collectionID int64) {

@@ -229,6 +229,18 @@ func (r *Replica) JobChanged(jobID int64) {
 	}
 }
 
+// JobWritten is JobChanged for a job written through this replica, j as written: the leader's
+// scheduler, when it runs here, takes it without reading it back (Scheduler.JobWritten).
+func (r *Replica) JobWritten(j *store.Job) {
+	if d := r.current(); d != nil {
+		d.JobWritten(j)
+	}
+	r.exec.JobChanged(j.ID)
+	if r.feed == nil {
+		r.notify(store.Change{Kind: store.ChangeJob, ID: j.ID})
+	}
+}
+
 // CollectionChanged tells the leader's scheduler and every executor that a collection changed
 // (as JobChanged).
 func (r *Replica) CollectionChanged(collectionID int64) {
