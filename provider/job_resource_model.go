@@ -37,6 +37,7 @@ type actionModel struct {
 	ServiceBusTopicMessage *sbTopicModel      `tfsdk:"service_bus_topic_message"`
 	RetryPolicy            *retryPolicyModel  `tfsdk:"retry_policy"`
 	ErrorAction            *errorActionModel  `tfsdk:"error_action"`
+	Timeout                types.String       `tfsdk:"timeout"` // job_resource_calls.go
 }
 
 type errorActionModel struct {
@@ -46,6 +47,7 @@ type errorActionModel struct {
 	ServiceBusQueueMessage *sbQueueModel      `tfsdk:"service_bus_queue_message"`
 	ServiceBusTopicMessage *sbTopicModel      `tfsdk:"service_bus_topic_message"`
 	RetryPolicy            *retryPolicyModel  `tfsdk:"retry_policy"`
+	Timeout                types.String       `tfsdk:"timeout"`
 }
 
 type requestModel struct {
@@ -54,6 +56,7 @@ type requestModel struct {
 	Body           types.String         `tfsdk:"body"`
 	Headers        types.Map            `tfsdk:"headers"`
 	Authentication *authenticationModel `tfsdk:"authentication"`
+	Signing        *signingModel        `tfsdk:"signing"` // job_resource_calls.go
 }
 
 type authenticationModel struct {
@@ -95,6 +98,8 @@ type retryPolicyModel struct {
 	RetryType     types.String `tfsdk:"retry_type"`
 	RetryInterval types.String `tfsdk:"retry_interval"`
 	RetryCount    types.Int64  `tfsdk:"retry_count"`
+	// MaxRetryInterval caps an Exponential policy's delays (job_resource_calls.go).
+	MaxRetryInterval types.String `tfsdk:"max_retry_interval"`
 }
 
 type recurrenceModel struct {
@@ -293,6 +298,7 @@ func (m *jobModel) toWireNoting() (*wire.JobProperties, unknowns, secretForms) {
 			ServiceBusQueueMessage: a.ServiceBusQueueMessage.toWire(c, "action.serviceBusQueueMessage"),
 			ServiceBusTopicMessage: a.ServiceBusTopicMessage.toWire(c, "action.serviceBusTopicMessage"),
 			RetryPolicy:            a.RetryPolicy.toWire(c, "action.retryPolicy"),
+			Timeout:                c.str(a.Timeout, "action.timeout"),
 		}
 		if e := a.ErrorAction; e != nil {
 			p.Action.ErrorAction = &wire.JobErrorAction{
@@ -302,6 +308,7 @@ func (m *jobModel) toWireNoting() (*wire.JobProperties, unknowns, secretForms) {
 				ServiceBusQueueMessage: e.ServiceBusQueueMessage.toWire(c, "action.errorAction.serviceBusQueueMessage"),
 				ServiceBusTopicMessage: e.ServiceBusTopicMessage.toWire(c, "action.errorAction.serviceBusTopicMessage"),
 				RetryPolicy:            e.RetryPolicy.toWire(c, "action.errorAction.retryPolicy"),
+				Timeout:                c.str(e.Timeout, "action.errorAction.timeout"),
 			}
 		}
 	}
@@ -317,6 +324,7 @@ func (r *requestModel) toWire(c conv, at string) *wire.HTTPRequest {
 		Method:  strings.ToUpper(c.str(r.Method, at+".method")),
 		Body:    c.str(r.Body, at+".body"),
 		Headers: c.strMap(r.Headers, at+".headers"),
+		Signing: r.Signing.toWire(c, at+".signing"),
 	}
 	if a := r.Authentication; a != nil {
 		at += ".authentication"
@@ -343,9 +351,10 @@ func (r *retryPolicyModel) toWire(c conv, at string) *wire.RetryPolicy {
 		return nil
 	}
 	return &wire.RetryPolicy{
-		RetryType:     canonical(c.str(r.RetryType, at+".retryType"), retryTypes),
-		RetryInterval: c.str(r.RetryInterval, at+".retryInterval"),
-		RetryCount:    c.intp(r.RetryCount, at+".retryCount"),
+		RetryType:        canonical(c.str(r.RetryType, at+".retryType"), retryTypes),
+		RetryInterval:    c.str(r.RetryInterval, at+".retryInterval"),
+		RetryCount:       c.intp(r.RetryCount, at+".retryCount"),
+		MaxRetryInterval: c.str(r.MaxRetryInterval, at+".maxRetryInterval"),
 	}
 }
 

@@ -65,6 +65,7 @@ func (m *jobModel) fromWire(id client.JobID, def *wire.JobDefinition, prior *job
 			ServiceBusQueueMessage: sbQueueFromWire(a.ServiceBusQueueMessage, pa.ServiceBusQueueMessage, fresh),
 			ServiceBusTopicMessage: sbTopicFromWire(a.ServiceBusTopicMessage, pa.ServiceBusTopicMessage, fresh),
 			RetryPolicy:            retryFromWire(a.RetryPolicy, pa.RetryPolicy, fresh),
+			Timeout:                keepString(pa.Timeout, a.Timeout, fresh, sameDuration),
 		}
 		// An error action or a recurrence added outside Terraform shows as drift.
 		if e := a.ErrorAction; e != nil {
@@ -80,6 +81,7 @@ func (m *jobModel) fromWire(id client.JobID, def *wire.JobDefinition, prior *job
 				ServiceBusQueueMessage: sbQueueFromWire(e.ServiceBusQueueMessage, pe.ServiceBusQueueMessage, f),
 				ServiceBusTopicMessage: sbTopicFromWire(e.ServiceBusTopicMessage, pe.ServiceBusTopicMessage, f),
 				RetryPolicy:            retryFromWire(e.RetryPolicy, pe.RetryPolicy, f),
+				Timeout:                keepString(pe.Timeout, e.Timeout, f, sameDuration),
 			}
 		}
 	}
@@ -143,6 +145,7 @@ func requestFromWire(r *wire.HTTPRequest, prior *requestModel, fresh bool) *requ
 		Method:  keepString(prior.Method, r.Method, fresh, sameFold),
 		Body:    keepString(prior.Body, r.Body, fresh, sameString),
 		Headers: keepStringMap(context.Background(), prior.Headers, r.Headers, fresh),
+		Signing: signingFromWire(r.Signing, prior.Signing, fresh),
 	}
 	a := r.Authentication
 	if a == nil || authBlock(a) == "" {
@@ -209,9 +212,10 @@ func retryFromWire(r *wire.RetryPolicy, prior *retryPolicyModel, fresh bool) *re
 		prior = &retryPolicyModel{}
 	}
 	return &retryPolicyModel{
-		RetryType:     keepString(prior.RetryType, r.RetryType, fresh, sameFold),
-		RetryInterval: keepString(prior.RetryInterval, r.RetryInterval, fresh, sameDuration),
-		RetryCount:    keepInt(prior.RetryCount, r.RetryCount, fresh),
+		RetryType:        keepString(prior.RetryType, r.RetryType, fresh, sameFold),
+		RetryInterval:    keepString(prior.RetryInterval, r.RetryInterval, fresh, sameDuration),
+		RetryCount:       keepInt(prior.RetryCount, r.RetryCount, fresh),
+		MaxRetryInterval: keepString(prior.MaxRetryInterval, r.MaxRetryInterval, fresh, sameDuration),
 	}
 }
 

@@ -85,7 +85,7 @@ func jobSchema() schema.Schema {
 			"action": schema.SingleNestedBlock{
 				MarkdownDescription: "What the job does at each execution. Required.",
 				Validators:          []validator.Object{requiredBlock{}},
-				Attributes:          map[string]schema.Attribute{"type": actionTypeAttribute()},
+				Attributes:          map[string]schema.Attribute{"type": actionTypeAttribute(), "timeout": timeoutAttribute()},
 				Blocks: map[string]schema.Block{
 					"request":                   requestBlock(),
 					"queue_message":             queueMessageBlock(),
@@ -94,7 +94,7 @@ func jobSchema() schema.Schema {
 					"retry_policy":              retryPolicyBlock(),
 					"error_action": schema.SingleNestedBlock{
 						MarkdownDescription: "Runs when the action still fails after its retries.",
-						Attributes:          map[string]schema.Attribute{"type": actionTypeAttribute()},
+						Attributes:          map[string]schema.Attribute{"type": actionTypeAttribute(), "timeout": timeoutAttribute()},
 						Blocks: map[string]schema.Block{
 							"request":                   requestBlock(),
 							"queue_message":             queueMessageBlock(),
@@ -165,6 +165,7 @@ func requestBlock() schema.SingleNestedBlock {
 			},
 		},
 		Blocks: map[string]schema.Block{
+			"signing": signingBlock(),
 			"authentication": schema.SingleNestedBlock{
 				MarkdownDescription: "Outbound authentication: exactly one block of `basic`, `client_certificate`, `active_directory_oauth`. Not allowed in `Free` collections.",
 				Validators:          []validator.Object{exactlyOneBlock{"basic", "client_certificate", "active_directory_oauth"}},
@@ -193,7 +194,7 @@ func retryPolicyBlock() schema.SingleNestedBlock {
 		Attributes: map[string]schema.Attribute{
 			"retry_type": schema.StringAttribute{
 				Optional:            true,
-				MarkdownDescription: "`None` or `Fixed` (any case); default `Fixed`.",
+				MarkdownDescription: "`None`, `Fixed` or `Exponential` (any case); default `Fixed`. `Exponential` waits `retry_interval` before the first retry and twice the previous delay before each further one, at most `max_retry_interval`, with up to ±20 % jitter.",
 				Validators:          []validator.String{stringvalidator.OneOfCaseInsensitive(retryTypes...)},
 			},
 			"retry_interval": schema.StringAttribute{
@@ -203,6 +204,10 @@ func retryPolicyBlock() schema.SingleNestedBlock {
 			"retry_count": schema.Int64Attribute{
 				Optional:            true,
 				MarkdownDescription: "Retries after the first attempt, 0 to 20; default 4.",
+			},
+			"max_retry_interval": schema.StringAttribute{
+				Optional:            true,
+				MarkdownDescription: "`Exponential` only: the longest delay between retries, an ISO 8601 duration not below `retry_interval`; default `PT1H`.",
 			},
 		},
 	}
