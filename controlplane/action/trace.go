@@ -29,22 +29,36 @@ type TraceIDs struct {
 // attempt). Derived, not drawn, so that a replica taking an execution over continues its trace.
 func (a *Attempt) Trace() TraceIDs {
 	var t TraceIDs
-	h := sha256.Sum256([]byte("trace\x00" + a.JobID + "\x00" + a.ExecutionTag))
-	copy(t.TraceID[:], h[:16])
-	copy(t.ExecutionSpan[:], h[16:24])
+	t.TraceID, t.ExecutionSpan = ExecutionTrace(a.JobID, a.ExecutionTag)
 	s := sha256.Sum256([]byte("span\x00" + a.ClientRequestID))
 	copy(t.AttemptSpan[:], s[:8])
 	// All-zero identifiers are invalid in W3C trace context.
-	if !t.TraceID.IsValid() {
-		t.TraceID[15] = 1
-	}
 	if !t.AttemptSpan.IsValid() {
 		t.AttemptSpan[7] = 1
 	}
-	if !t.ExecutionSpan.IsValid() {
-		t.ExecutionSpan[7] = 1
-	}
 	return t
+}
+
+// ExecutionTrace is the trace of an execution and its span, derived from the job's resource ID
+// (store.JobKey.ID, as the executor names the job) and the execution tag: what every attempt of
+// the execution carries in traceparent, and what the dashboard shows and links for a history
+// entry.
+func ExecutionTrace(jobID, tag string) (trace.TraceID, trace.SpanID) {
+	var (
+		id   trace.TraceID
+		span trace.SpanID
+	)
+	h := sha256.Sum256([]byte("trace\x00" + jobID + "\x00" + tag))
+	copy(id[:], h[:16])
+	copy(span[:], h[16:24])
+	// All-zero identifiers are invalid in W3C trace context.
+	if !id.IsValid() {
+		id[15] = 1
+	}
+	if !span.IsValid() {
+		span[7] = 1
+	}
+	return id, span
 }
 
 // Traceparent is the attempt's traceparent header value: version 00, the execution's trace, the

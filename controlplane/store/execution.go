@@ -26,6 +26,9 @@ const (
 	HistoryCompleted = "Completed"
 	HistoryFailed    = "Failed"
 	HistoryPostponed = "Postponed"
+	// HistorySkipped (extension, SPEC 8) records occurrences that did not run: skipped by the
+	// overlap policy while an execution was unfinished, or by the misfire policy Skip.
+	HistorySkipped = "Skipped"
 )
 
 // Execution is an occurrence the dispatcher claimed and has not finished: it is stored before

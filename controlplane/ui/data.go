@@ -61,12 +61,17 @@ func newRunIter(j *store.Job, rule *recurrence.Rule) *runIter {
 	return &runIter{job: j, rule: rule, Runs: runs}
 }
 
-// nextRuns returns up to n coming runs of a job.
-func nextRuns(j *store.Job, rule *recurrence.Rule, n int) []time.Time {
+// nextRuns returns up to n coming runs of a job, as they start (jitter).
+func nextRuns(j *store.Job, rule *recurrence.Rule, n int) []run {
 	if rule == nil {
 		return nil
 	}
-	return jobstate.Upcoming(rule, j.State, j.CollectionState, j.Status.NextExecutionTime, j.Status.ExecutionCount, n)
+	at := jobstate.Upcoming(rule, j.State, j.CollectionState, j.Status.NextExecutionTime, j.Status.ExecutionCount, n)
+	out := make([]run, len(at))
+	for i, t := range at {
+		out[i] = startOf(j, rule, t)
+	}
+	return out
 }
 
 // describe is a job's schedule in words (the engine's recurrence.Describe).
@@ -79,10 +84,11 @@ func describe(rule *recurrence.Rule) string {
 
 // calendarDay is one day of a month calendar.
 type calendarDay struct {
-	Day   int // 0: a blank cell
-	Today bool
-	Runs  []time.Time // the first few
-	More  int         // runs not listed
+	Day      int // 0: a blank cell
+	Today    bool
+	Excluded bool  // a date of the rule's excludeDates: no run
+	Runs     []run // the first few, as they start
+	More     int   // runs not listed
 }
 
 // calendar is a month of a job's coming runs in its zone, weeks starting on Monday.
@@ -115,8 +121,9 @@ func monthCalendar(j *store.Job, rule *recurrence.Rule, month, now time.Time) ca
 	days := map[int]*calendarDay{}
 	if it := newRunIter(j, rule); it != nil {
 		// Without a count, jump to the month; with one, walk from the next run to know how many
-		// runs are left by then.
-		it.SkipTo(month)
+		// runs are left by then. A run is on the day it starts: an occurrence scheduled up to
+		// the jitter before the month may start in it.
+		it.SkipTo(month.Add(-rule.Jitter()))
 		for steps := 0; ; steps++ {
 			if steps >= maxCalendarRuns {
 				cal.Truncated = true
@@ -126,17 +133,18 @@ func monthCalendar(j *store.Job, rule *recurrence.Rule, month, now time.Time) ca
 			if !ok || !at.Before(end) {
 				break
 			}
-			if at.Before(month) {
+			r := startOf(j, rule, at)
+			if r.Start.Before(month) || !r.Start.Before(end) {
 				continue
 			}
-			at = at.In(loc)
-			d := days[at.Day()]
+			r.Start = r.Start.In(loc)
+			d := days[r.Start.Day()]
 			if d == nil {
 				d = &calendarDay{}
-				days[at.Day()] = d
+				days[r.Start.Day()] = d
 			}
 			if len(d.Runs) < 4 {
-				d.Runs = append(d.Runs, at)
+				d.Runs = append(d.Runs, r)
 			} else {
 				d.More++
 			}
@@ -155,6 +163,7 @@ func monthCalendar(j *store.Job, rule *recurrence.Rule, month, now time.Time) ca
 			cd.Runs, cd.More = d.Runs, d.More
 		}
 		cd.Today = month.Year() == today.Year() && month.Month() == today.Month() && day == today.Day()
+		cd.Excluded = rule != nil && rule.Excluded(time.Date(month.Year(), month.Month(), day, 12, 0, 0, 0, loc))
 		week[col] = cd
 		col++
 		if col == 7 {

@@ -65,8 +65,16 @@ func outcomeOf(j *store.Job, newest *store.HistoryEntry) string {
 
 // executionsOf groups a job's history entries (newest first, as HistoryList returns them) into
 // executions, newest first. When complete is false the entries may stop inside the oldest
-// execution, which is then left out.
+// execution, which is then left out. Skipped entries (occurrences that did not run) are no
+// execution: the history lists them.
 func executionsOf(j *store.Job, hs []*store.HistoryEntry, complete bool) []execution {
+	ran := hs[:0:0]
+	for _, h := range hs {
+		if h.Status != store.HistorySkipped {
+			ran = append(ran, h)
+		}
+	}
+	hs = ran
 	var out []execution
 	for i := 0; i < len(hs); {
 		k := i + 1
@@ -156,7 +164,7 @@ func nextPerJob(jobs []*store.Job, n int) []nextRun {
 		if !ok {
 			continue
 		}
-		out = append(out, nextRun{At: at, Job: j, Zone: rule.Location().String()})
+		out = append(out, nextRun{At: startOf(j, rule, at).Start.In(rule.Location()), Job: j, Zone: rule.Location().String()})
 	}
 	sort.SliceStable(out, func(a, b int) bool { return out[a].At.Before(out[b].At) })
 	if len(out) > n {

@@ -45,7 +45,7 @@ func (s *Server) parseTemplates() error {
 	}
 	s.pages = map[string]*template.Template{}
 	for _, page := range []string{"signin", "overview", "collection", "job", "health", "error"} {
-		t, err := template.New(page).Funcs(funcs).ParseFS(templateFS, "templates/layout.html", "templates/"+page+".html")
+		t, err := template.New(page).Funcs(funcs).ParseFS(templateFS, "templates/layout.html", "templates/extensions.html", "templates/"+page+".html")
 		if err != nil {
 			return fmt.Errorf("ui: template %s: %w", page, err)
 		}
@@ -84,6 +84,7 @@ type jobRow struct {
 	Schedule string
 	Loc      *time.Location
 	Last     *execution // the newest execution (nil: none)
+	Pause    pause
 }
 
 type collectionData struct {
@@ -179,6 +180,7 @@ func (s *Server) collectionData(ctx context.Context, key store.CollectionKey, q 
 		if rule != nil {
 			row.Loc = rule.Location()
 		}
+		row.Pause = pauseOf(j, row.Loc)
 		es, err := s.recentExecutions(ctx, j, 1)
 		if err != nil {
 			return nil, err
@@ -200,11 +202,13 @@ type jobData struct {
 	Zone       string
 	Loc        *time.Location
 	Definition string
-	Next       []time.Time
+	Next       []run
 	Calendar   calendar
 	CalPrev    string
 	CalNext    string
-	History    []*store.HistoryEntry
+	History    []historyRow
+	Policies   policies
+	Pause      pause
 	Executions []execution // the newest, newest first
 	RunsChart  chart       // their durations and outcomes
 	Status     string
@@ -241,6 +245,7 @@ func (s *Server) job(w http.ResponseWriter, r *http.Request, req *request) {
 		d.Zone = loc.String()
 	}
 	d.Loc = loc
+	d.Pause = pauseOf(j, loc)
 	d.CanRun = !jobstate.Final(j.State)
 	d.CanEnable = j.State == store.JobStateDisabled
 	d.CanDisable = j.State == store.JobStateEnabled
@@ -274,7 +279,10 @@ func (s *Server) job(w http.ResponseWriter, r *http.Request, req *request) {
 	if d.Page > 1 {
 		d.PrevURL = link(d.Status, d.Page-1, month)
 	}
-	d.History = hs
+	d.History = make([]historyRow, len(hs))
+	for i, h := range hs {
+		d.History[i] = historyRow{HistoryEntry: h, Trace: s.traceOf(j, h)}
+	}
 	d.StatusURLs = map[string]string{"": link("", 1, month)}
 	for _, st := range historyStatuses {
 		d.StatusURLs[st] = link(st, 1, month)
@@ -298,6 +306,7 @@ func (s *Server) job(w http.ResponseWriter, r *http.Request, req *request) {
 		d.CalNext = link(d.Status, d.Page, d.Calendar.Next)
 	}
 	d.Next = nextRuns(j, rule, nextRunsJob)
+	d.Policies = jobPolicies(j, rule, s.misfire)
 	if d.Executions, err = s.recentExecutions(ctx, j, recentRuns); err != nil {
 		s.storeFail(w, r, err)
 		return

@@ -55,6 +55,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/api"
+	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/dispatch"
 	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/store"
 	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/telemetry"
 	"github.com/schedulerhq/terraform-provider-scheduler/internal/clock"
@@ -118,6 +119,13 @@ type Config struct {
 	// MaxInFlight bounds the signed-in requests answered at once (a page can read thousands of
 	// jobs); more get 503 with Retry-After. 0: DefaultMaxInFlight.
 	MaxInFlight int
+	// MisfireThreshold is the daemon's misfire threshold, shown for jobs that set none (0:
+	// dispatch.DefaultMisfireThreshold).
+	MisfireThreshold time.Duration
+	// TraceURL, when set, links each history entry's trace id: an http(s) URL in which
+	// TraceIDPlaceholder ({traceId}) stands for the 32 hex digits of the execution's trace
+	// (https://tempo.example/trace/{traceId}). "": the trace id is shown, not linked.
+	TraceURL string
 }
 
 // DefaultMaxInFlight is the default of Config.MaxInFlight.
@@ -140,6 +148,8 @@ type Server struct {
 	pages    map[string]*template.Template
 	mux      *http.ServeMux
 	inflight chan struct{}
+	misfire  time.Duration
+	traceURL string
 }
 
 // New returns a Server.
@@ -161,6 +171,14 @@ func New(cfg Config) (*Server, error) {
 	if s.clock == nil {
 		s.clock = clock.Real{}
 	}
+	s.misfire = cfg.MisfireThreshold
+	if s.misfire <= 0 {
+		s.misfire = dispatch.DefaultMisfireThreshold
+	}
+	if err := CheckTraceURL(cfg.TraceURL); err != nil {
+		return nil, err
+	}
+	s.traceURL = cfg.TraceURL
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}
@@ -492,7 +510,7 @@ func pageNumber(r *http.Request) int {
 // canonical filters.
 var (
 	jobStates       = []string{store.JobStateEnabled, store.JobStateDisabled, store.JobStateCompleted, store.JobStateFaulted}
-	historyStatuses = []string{store.HistoryCompleted, store.HistoryFailed, store.HistoryPostponed}
+	historyStatuses = []string{store.HistoryCompleted, store.HistoryFailed, store.HistoryPostponed, store.HistorySkipped}
 )
 
 func canonicalState(v string) string {
@@ -504,7 +522,7 @@ func canonicalState(v string) string {
 }
 
 func canonicalStatus(v string) string {
-	c, ok := jobdef.CanonicalHistoryStatus(v)
+	c, ok := jobdef.Canonical(v, historyStatuses)
 	if !ok {
 		return ""
 	}
