@@ -103,10 +103,14 @@ func retryOf(p retry.Policy, isDefault bool) retryView {
 	return v
 }
 
-// isoDuration writes a duration in ISO 8601 (PT30S, PT1M30S, P1DT2H), days counting 24 hours.
+// isoDuration writes a duration in ISO 8601: in seconds below two minutes (PT30S, PT60S, PT90S),
+// else in days (of 24 hours), hours, minutes and seconds (PT5M, PT1H30M, P1DT2H).
 func isoDuration(d time.Duration) string {
 	if d <= 0 {
 		return "PT0S"
+	}
+	if d < 2*time.Minute {
+		return "PT" + strconv.FormatFloat(d.Seconds(), 'f', -1, 64) + "S"
 	}
 	var b strings.Builder
 	b.WriteByte('P')

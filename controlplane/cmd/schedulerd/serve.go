@@ -49,6 +49,7 @@ type serveConfig struct {
 	oauthAuthority string
 	storageQueue   string // --storage-queue-endpoint
 	otlpEndpoint   string // --otlp-endpoint ("": spans not exported)
+	traceURL       string // --trace-url: the dashboard links trace ids there ("": shown, not linked)
 	serviceBus     action.ServiceBusConfig
 	misfire        time.Duration
 	faultedAfter   int
@@ -101,6 +102,7 @@ func parseServe(args []string, getenv func(string) string, stderr io.Writer) (se
 	fs.StringVar(&c.secretKeyFile, "secret-key-file", env("SCHEDULERD_SECRET_KEY_FILE", ""), "AES-256 key sealing job secrets; default <data>/secret.key; back it up apart from the database [SCHEDULERD_SECRET_KEY_FILE]")
 	fs.StringVar(&c.oauthAuthority, "oauth-authority", env("SCHEDULERD_OAUTH_AUTHORITY", "https://login.microsoftonline.com"), "where ActiveDirectoryOAuth actions get their tokens [SCHEDULERD_OAUTH_AUTHORITY]")
 	fs.StringVar(&c.otlpEndpoint, "otlp-endpoint", env("SCHEDULERD_OTLP_ENDPOINT", ""), "OTLP/HTTP collector the attempts' spans are exported to (http://collector:4318); empty: not exported, attempts still carry traceparent [SCHEDULERD_OTLP_ENDPOINT]")
+	fs.StringVar(&c.traceURL, "trace-url", env("SCHEDULERD_TRACE_URL", ""), "the dashboard links each history entry's trace id to this URL, {traceId} standing for its 32 hex digits (https://tempo.example/trace/{traceId}); empty: the id is shown, not linked [SCHEDULERD_TRACE_URL]")
 	fs.StringVar(&c.storageQueue, "storage-queue-endpoint", env("SCHEDULERD_STORAGE_QUEUE_ENDPOINT", action.DefaultStorageQueueEndpoint), "queue service of a storage account, {account} standing for its name (Azurite: http://127.0.0.1:10001/{account}) [SCHEDULERD_STORAGE_QUEUE_ENDPOINT]")
 	fs.StringVar(&c.serviceBus.Endpoint, "service-bus-endpoint", env("SCHEDULERD_SERVICE_BUS_ENDPOINT", action.DefaultServiceBusEndpoint), "AMQP 1.0 address of a Service Bus namespace, {namespace} standing for its name (RabbitMQ: amqp://127.0.0.1:5672) [SCHEDULERD_SERVICE_BUS_ENDPOINT]")
 	fs.StringVar(&c.serviceBus.Auth, "service-bus-auth", env("SCHEDULERD_SERVICE_BUS_AUTH", action.ServiceBusAuthCBS), "cbs: a SAS token put on $cbs (Azure Service Bus); plain: SASL PLAIN with sasKeyName and sasKey (brokers without CBS, such as RabbitMQ) [SCHEDULERD_SERVICE_BUS_AUTH]")
@@ -135,6 +137,9 @@ func parseServe(args []string, getenv func(string) string, stderr io.Writer) (se
 		return c, fmt.Errorf("--log-level %q: want debug, info, warn or error", *level)
 	}
 	var err error
+	if err := ui.CheckTraceURL(c.traceURL); err != nil {
+		return c, fmt.Errorf("--trace-url: %w", err)
+	}
 	if c.misfire, err = time.ParseDuration(*misfire); err != nil || c.misfire <= 0 {
 		return c, fmt.Errorf("--misfire-threshold %q: want a positive duration such as 60s", *misfire)
 	}
@@ -419,6 +424,7 @@ func serve(ctx context.Context, cfg *serveConfig, log *slog.Logger) error {
 	dash, err := ui.New(ui.Config{
 		Store: st, API: handler, Tokens: tokens, Dispatcher: disp, Gatherer: gatherer, Clock: clock.Real{},
 		Logger: log.With("component", "ui"), TLS: tlsConfig != nil, Replica: uiReplica, Telemetry: tel,
+		MisfireThreshold: cfg.misfire, TraceURL: cfg.traceURL,
 	})
 	if err != nil {
 		return err

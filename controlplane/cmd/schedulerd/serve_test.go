@@ -36,6 +36,7 @@ func TestParseServeDefaults(t *testing.T) {
 }
 
 func TestParseServeEnvironmentAndFlags(t *testing.T) {
+	none := func(string) string { return "" }
 	env := map[string]string{
 		"SCHEDULERD_LISTEN":            "0.0.0.0:9000",
 		"SCHEDULERD_DATA":              "/var/lib/scheduler",
@@ -83,6 +84,9 @@ func TestParseServeEnvironmentAndFlags(t *testing.T) {
 	if err != nil || m.telemetry.perJob || m.telemetry.metricsToken != "scrape-token-0123456789abcdef0123456789abcdef" {
 		t.Fatalf("metrics flags: %+v %v", m.telemetry, err)
 	}
+	if tr, err := parseServe([]string{"--trace-url", "https://tempo.example/trace/{traceId}"}, none, io.Discard); err != nil || tr.traceURL != "https://tempo.example/trace/{traceId}" {
+		t.Fatalf("--trace-url: %q %v", tr.traceURL, err)
+	}
 	if c.targetConcurrency != 3 || c.maxConnections != 100 || c.maxInFlight != 50 || c.maxPerTenant != 5 || c.bodyTimeout != 2*time.Second {
 		t.Fatalf("overload flags %+v", c)
 	}
@@ -126,6 +130,8 @@ func TestParseServeErrors(t *testing.T) {
 		{[]string{"--metrics-per-job", "maybe"}, nil, `--metrics-per-job "maybe": want true or false`},
 		{nil, map[string]string{"SCHEDULERD_METRICS_PER_JOB": "sometimes"}, `--metrics-per-job "sometimes": want true or false`},
 		{[]string{"--metrics-token-file", "/nonexistent/metrics"}, nil, "--metrics-token-file: open /nonexistent/metrics: no such file or directory"},
+		{[]string{"--trace-url", "https://tempo.example/trace/"}, nil, `--trace-url: trace URL "https://tempo.example/trace/": want {traceId} where the trace id goes`},
+		{nil, map[string]string{"SCHEDULERD_TRACE_URL": "javascript:alert({traceId})"}, `--trace-url: trace URL "javascript:alert({traceId})": want an absolute http or https URL`},
 	} {
 		getenv := none
 		if tc.env != nil {

@@ -1,0 +1,370 @@
+package ui
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/api"
+	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/store"
+	"github.com/schedulerhq/terraform-provider-scheduler/internal/jobstate"
+	"github.com/schedulerhq/terraform-provider-scheduler/internal/recurrence"
+	"github.com/schedulerhq/terraform-provider-scheduler/internal/wire"
+)
+
+// Signing secrets of the tests ("whsec_" + base64 of 32 bytes): they must never show.
+const (
+	signingSecret  = "whsec_AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8="
+	previousSecret = "whsec_ZGVmZ2hpamtsbW5vcHFyc3R1dnd4eXp7fH1+f4CBgoM="
+)
+
+// wantIn fails the test unless body holds every fragment, exactly.
+func wantIn(t *testing.T, what, body string, fragments ...string) {
+	t.Helper()
+	for _, f := range fragments {
+		if !strings.Contains(body, f) {
+			t.Errorf("%s lacks\n  %s\nin\n%s", what, f, section(body, "h-policies"))
+		}
+	}
+}
+
+// TestJobPageShowsPolicies: the job page says each policy as the rulebook reads it, with the
+// defaults marked as such (deadline PT60S, Fixed 4 x PT30S, Allow, RunOnce at the daemon's
+// threshold), an error action's deadline and retries, and a "signed" badge for a signing job,
+// with none of its secrets.
+func TestJobPageShowsPolicies(t *testing.T) {
+	h := newHarness(t, false)
+	h.mustAPI(http.MethodPut, collA, `{"location":"westus","properties":{"sku":{"name":"Standard"}}}`)
+	h.mustAPI(http.MethodPut, collA+"/jobs/guarded", `{"properties":{"startTime":"2027-01-01T00:00:00Z",
+		"recurrence":{"frequency":"Hour","interval":1},
+		"overlap":"Skip","misfire":{"policy":"Skip","threshold":"PT5M"},
+		"action":{"type":"Http","request":{"method":"POST","uri":"http://127.0.0.1:9/hook",
+			"signing":{"secret":"`+signingSecret+`","previousSecret":"`+previousSecret+`"}},
+			"retryPolicy":{"retryType":"Exponential","retryInterval":"PT20S","retryCount":6,"maxRetryInterval":"PT10M"},
+			"timeout":"PT2M",
+			"errorAction":{"type":"Http","request":{"method":"POST","uri":"http://127.0.0.1:9/err"},"timeout":"PT45S",
+				"retryPolicy":{"retryType":"None"}}}}}`)
+	h.mustAPI(http.MethodPut, collA+"/jobs/plain", `{"properties":{"startTime":"2027-01-01T00:00:00Z",
+		"recurrence":{"frequency":"Hour","interval":1},
+		"action":{"type":"Http","request":{"method":"GET","uri":"http://127.0.0.1:9/plain"},
+			"errorAction":{"type":"Http","request":{"method":"POST","uri":"http://127.0.0.1:9/err"}}}}}`)
+	b := h.browser()
+	b.signIn(adminToken)
+
+	p := b.get(uiCollA + "/jobs/guarded")
+	if p.status != http.StatusOK {
+		t.Fatalf("guarded: %d", p.status)
+	}
+	wantIn(t, "guarded", p.body,
+		`<h1>guarded <span class="state state-enabled" id="job-state" data-state="Enabled">Enabled</span><span class="badge badge-signed" id="signed" title="Every HTTP attempt carries a Standard Webhooks signature: two during the secret's rotation">signed</span></h1>`,
+		`<div id="policy-overlap"><dt>Overlap</dt><dd><code>Skip</code>: an occurrence due while the previous execution is unfinished is skipped (recorded as Skipped)</dd></div>`,
+		`<div id="policy-misfire"><dt>Misfire</dt><dd><code>Skip</code>, threshold <code>PT5M</code>: occurrences missed by more than that are skipped (recorded)</dd></div>`,
+		`<div id="policy-retry"><dt>Retries</dt><dd>Exponential: 6 retries, the first <code>PT20S</code> after the failure, each delay twice the previous (±20 %) up to <code>PT10M</code></dd></div>`,
+		`<div id="policy-timeout"><dt>Deadline</dt><dd><code>PT2M</code> per attempt</dd></div>`,
+		`<div id="policy-error-action"><dt>Error action</dt><dd>deadline <code>PT45S</code> per attempt; retries: None: a failed attempt is not retried</dd></div>`,
+		`<div id="policy-signing"><dt>Signing</dt><dd><strong>signed</strong>: Standard Webhooks (<code>webhook-id</code>, <code>webhook-timestamp</code>, <code>webhook-signature</code>), one signature per secret while the previous secret is kept; the secrets are never shown</dd></div>`,
+		`<div id="policy-jitter"><dt>Jitter</dt><dd>none</dd></div>`,
+	)
+	for _, secret := range []string{signingSecret, previousSecret, "whsec_", "AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8", "ZGVmZ2hpamtsbW5vcHFyc3R1dnd4eXp7fH1"} {
+		if strings.Contains(p.body, secret) {
+			t.Errorf("the job page shows signing secret material %q", secret)
+		}
+	}
+
+	p = b.get(uiCollA + "/jobs/plain")
+	wantIn(t, "plain", p.body,
+		`<h1>plain <span class="state state-enabled" id="job-state" data-state="Enabled">Enabled</span></h1>`,
+		`<div id="policy-overlap"><dt>Overlap</dt><dd><code>Allow</code> <small>(default)</small>: an occurrence runs even while the previous execution is unfinished</dd></div>`,
+		`<div id="policy-misfire"><dt>Misfire</dt><dd><code>RunOnce</code> <small>(default)</small>, threshold <code>PT60S</code> <small>(the daemon's)</small>: occurrences missed by more than that run once, coalesced</dd></div>`,
+		`<div id="policy-retry"><dt>Retries</dt><dd>Fixed: 4 retries, <code>PT30S</code> apart <small>(default)</small></dd></div>`,
+		`<div id="policy-timeout"><dt>Deadline</dt><dd><code>PT60S</code> <small>(default)</small> per attempt</dd></div>`,
+		`<div id="policy-error-action"><dt>Error action</dt><dd>deadline <code>PT60S</code> <small>(default)</small> per attempt; retries: Fixed: 4 retries, <code>PT30S</code> apart <small>(default)</small></dd></div>`,
+		`<div id="policy-signing"><dt>Signing</dt><dd>not signed</dd></div>`,
+	)
+	if strings.Contains(p.body, `id="signed"`) || strings.Contains(p.body, `id="policy-exclude"`) || strings.Contains(p.body, `id="pause"`) {
+		t.Error("a job without extensions shows a signed badge, excluded dates or a pause")
+	}
+}
+
+// TestPauseNoteAndResumeAtEscaped: a job paused until a time with a hostile note says "Paused
+// until <time in its zone>, note: ..." on its page and in its collection's list, the note
+// escaped everywhere (no script reaches the page).
+func TestPauseNoteAndResumeAtEscaped(t *testing.T) {
+	h := newHarness(t, false)
+	h.mustAPI(http.MethodPut, collA, `{"location":"westus","properties":{"sku":{"name":"Standard"}}}`)
+	note := `<script>alert("pwned")</script> & back after the freeze`
+	noteJSON, _ := json.Marshal(note)
+	h.mustAPI(http.MethodPut, collA+"/jobs/frozen", `{"properties":{"startTime":"2026-11-01T08:00:00",
+		"recurrence":{"frequency":"Day","interval":1,"timeZone":"Europe/Berlin"},
+		"state":"Disabled","resumeAt":"2026-12-01T09:00:00Z","note":`+string(noteJSON)+`,
+		"action":{"type":"Http","request":{"method":"GET","uri":"http://127.0.0.1:9/x"}}}}`)
+	h.mustAPI(http.MethodPut, collA+"/jobs/noted", `{"properties":{"startTime":"2026-11-01T08:00:00Z",
+		"recurrence":{"frequency":"Day","interval":1},"note":"owned by <b>billing</b>",
+		"action":{"type":"Http","request":{"method":"GET","uri":"http://127.0.0.1:9/y"}}}}`)
+	b := h.browser()
+	b.signIn(adminToken)
+	escaped := `&lt;script&gt;alert(&#34;pwned&#34;)&lt;/script&gt; &amp; back after the freeze`
+
+	p := b.get(uiCollA + "/jobs/frozen")
+	wantIn(t, "frozen's page", p.body,
+		`<p class="pause" id="pause"><strong>Paused</strong> until <time datetime="2026-12-01T09:00:00Z" id="resume-at">2026-12-01 10:00:00 CET</time> <small>(in 12 days; then Enabled by itself, nothing missed replayed)</small>, note: <span class="pause-note" id="note">`+escaped+`</span></p>`)
+	p2 := b.get(uiCollA)
+	wantIn(t, "the collection's list", rowOf(p2.body, "jobs", "frozen"),
+		`<td><span class="state state-disabled">Disabled</span><div class="pause">until <time datetime="2026-12-01T09:00:00Z">2026-12-01 10:00:00 CET</time>, note: <span class="pause-note">`+escaped+`</span></div></td>`)
+	wantIn(t, "the collection's list", rowOf(p2.body, "jobs", "noted"),
+		`<td><span class="state state-enabled">Enabled</span><div class="pause">note: <span class="pause-note">owned by &lt;b&gt;billing&lt;/b&gt;</span></div></td>`)
+	wantIn(t, "noted's page", b.get(uiCollA+"/jobs/noted").body,
+		`<p class="pause" id="pause">Note: <span class="pause-note" id="note">owned by &lt;b&gt;billing&lt;/b&gt;</span></p>`)
+	for what, body := range map[string]string{"job page": p.body, "collection": p2.body} {
+		if strings.Contains(body, "<script>alert") || strings.Contains(body, "<b>billing") {
+			t.Errorf("the %s lets the note's markup through", what)
+		}
+	}
+}
+
+// TestCalendarExcludedDatesAndJitter: a daily job at midnight (Berlin) with a jitter of 5 minutes
+// and two excluded dates: December's calendar marks the dates excluded with no run, and lists 29
+// runs, each at the rulebook's start (jobstate.StartAt for the job's identity key) with its
+// window; the next runs say when each starts, when it was scheduled and when its window ends.
+func TestCalendarExcludedDatesAndJitter(t *testing.T) {
+	h := newHarness(t, false)
+	h.mustAPI(http.MethodPut, collA, `{"location":"westus","properties":{"sku":{"name":"Standard"}}}`)
+	h.mustAPI(http.MethodPut, collA+"/jobs/nightly", `{"properties":{"startTime":"2026-11-01T00:00:00",
+		"recurrence":{"frequency":"Day","interval":1,"timeZone":"Europe/Berlin","jitter":"PT5M","excludeDates":["2026-12-24","2026-12-25"]},
+		"action":{"type":"Http","request":{"method":"GET","uri":"http://127.0.0.1:9/n"}}}}`)
+	var def wire.JobDefinition
+	if err := json.Unmarshal([]byte(h.mustAPI(http.MethodGet, collA+"/jobs/nightly", "")), &def); err != nil {
+		t.Fatal(err)
+	}
+	rule, err := recurrence.Compile(def.Properties.StartTime, def.Properties.Recurrence, t0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	key := jobKeyA()
+	key.Name = "nightly"
+	id := key.CanonicalID()
+	berlin := rule.Location()
+	b := h.browser()
+	b.signIn(adminToken)
+
+	p := b.get(uiCollA + "/jobs/nightly?month=2026-12")
+	if p.status != http.StatusOK {
+		t.Fatalf("%d", p.status)
+	}
+	wantIn(t, "December", p.body,
+		`<td class="excluded"><span class="day">24</span><span class="excluded-label">excluded</span></td>`,
+		`<td class="excluded"><span class="day">25</span><span class="excluded-label">excluded</span></td>`,
+		`<span>29 runs</span>`,
+		`<div id="policy-jitter"><dt>Jitter</dt><dd>each occurrence starts up to <code>PT5M</code> after its scheduled time (the same offset on every replica)</dd></div>`,
+		`<div id="policy-exclude"><dt>Excluded dates</dt><dd>2: <time datetime="2026-12-24">2026-12-24</time>, <time datetime="2026-12-25">2026-12-25</time></dd></div>`,
+	)
+	offsets := map[time.Duration]bool{}
+	for day := 1; day <= 31; day++ {
+		if day == 24 || day == 25 {
+			continue
+		}
+		scheduled := time.Date(2026, 12, day, 0, 0, 0, 0, berlin)
+		start := jobstate.StartAt(rule, id, scheduled).In(berlin)
+		offsets[start.Sub(scheduled)] = true
+		if start.Sub(scheduled) < 0 || start.Sub(scheduled) >= 5*time.Minute {
+			t.Fatalf("the rulebook starts %v at %v", scheduled, start)
+		}
+		wantIn(t, "December", p.body, fmt.Sprintf(`<span class="day">%d</span><time datetime="%s" class="jittered" title="scheduled 00:00, window 00:00–00:05">%s</time></td>`,
+			day, start.UTC().Format(time.RFC3339), start.Format("15:04")))
+	}
+	if len(offsets) < 10 {
+		t.Errorf("29 jittered runs have only %d distinct offsets", len(offsets))
+	}
+
+	// The next runs: from 2026-11-19 00:00 Berlin (2026-11-18 23:00 UTC), each at its start.
+	p = b.get(uiCollA + "/jobs/nightly")
+	list := p.body[strings.Index(p.body, `<ol id="next-runs">`):]
+	list = list[:strings.Index(list, "</ol>")]
+	scheduled := time.Date(2026, 11, 19, 0, 0, 0, 0, berlin)
+	var want strings.Builder
+	want.WriteString(`<ol id="next-runs">`)
+	for range 10 {
+		start := jobstate.StartAt(rule, id, scheduled).In(berlin)
+		fmt.Fprintf(&want, `<li><time datetime="%s">%s</time> <small class="window" data-scheduled="%s" data-window-end="%s">scheduled 00:00, window 00:00–00:05</small></li>`,
+			start.UTC().Format(time.RFC3339), start.Format("2006-01-02 15:04:05 MST"), scheduled.UTC().Format(time.RFC3339),
+			scheduled.Add(5*time.Minute).UTC().Format(time.RFC3339))
+		scheduled = scheduled.AddDate(0, 0, 1)
+	}
+	if list != want.String() {
+		t.Errorf("next runs\n got %s\nwant %s", list, want.String())
+	}
+	// The overview's next run of the job is its start too.
+	first := jobstate.StartAt(rule, id, time.Date(2026, 11, 19, 0, 0, 0, 0, berlin))
+	wantIn(t, "the overview", rowOf(b.get("/ui/").body, "next-runs", "nightly"),
+		`<td><time datetime="`+first.UTC().Format(time.RFC3339)+`">`+first.In(berlin).Format("2006-01-02 15:04:05 MST")+`</time></td>`)
+}
+
+// uiWith is a second dashboard on the harness's store and API with cfg changed, and a session of
+// an admin on it.
+func (h *harness) uiWith(cfg func(*Config)) (*Server, *http.Cookie) {
+	h.t.Helper()
+	c := Config{Store: h.store, API: h.ui.api, Tokens: h.ui.tokens, Dispatcher: h.ui.disp, Clock: h.clock}
+	cfg(&c)
+	s, err := New(c)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	id, err := s.sessions.create(api.Principal{Admin: true})
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	return s, &http.Cookie{Name: cookieName, Value: id}
+}
+
+func getWith(t *testing.T, s *Server, c *http.Cookie, path string) string {
+	t.Helper()
+	req := httptest.NewRequest(http.MethodGet, path, nil)
+	req.AddCookie(c)
+	w := httptest.NewRecorder()
+	s.ServeHTTP(w, req)
+	if w.Code != http.StatusOK {
+		t.Fatalf("GET %s: %d", path, w.Code)
+	}
+	return w.Body.String()
+}
+
+var traceparentRE = regexp.MustCompile(`^00-([0-9a-f]{32})-[0-9a-f]{16}-01$`)
+
+// TestHistorySkippedAndTraces: a run's history entry shows the trace id its request carried in
+// traceparent, linked with --trace-url; a Skipped entry (put in the store as the overlap policy
+// records one) is rendered apart, with no trace, is no execution, and is what the Skipped filter
+// lists.
+func TestHistorySkippedAndTraces(t *testing.T) {
+	h := newHarness(t, false)
+	var (
+		mu     sync.Mutex
+		parent string
+	)
+	target := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		parent = r.Header.Get("traceparent")
+		mu.Unlock()
+		w.WriteHeader(http.StatusOK)
+	}))
+	t.Cleanup(target.Close)
+	h.mustAPI(http.MethodPut, collA, `{"location":"westus","properties":{"sku":{"name":"Standard"}}}`)
+	h.mustAPI(http.MethodPut, collA+"/jobs/traced", `{"properties":{"startTime":"2027-01-01T00:00:00Z",
+		"recurrence":{"frequency":"Hour","interval":1},"overlap":"Skip",
+		"action":{"type":"Http","request":{"method":"GET","uri":"`+target.URL+`"}}}}`)
+	key := jobKeyA()
+	key.Name = "traced"
+	b := h.browser()
+	b.signIn(adminToken)
+	if p := b.do(http.MethodPost, uiCollA+"/jobs/traced/run", url.Values{"csrf": {b.csrf("/ui/")}}, map[string]string{"Accept": "application/json"}); p.status != http.StatusOK {
+		t.Fatalf("run: %d %s", p.status, p.body)
+	}
+	var ran *store.HistoryEntry
+	for deadline := time.Now().Add(20 * time.Second); ran == nil; {
+		hs, err := h.store.HistoryList(t.Context(), store.HistoryListParams{Job: key})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(hs) == 1 {
+			ran = hs[0]
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the run left no history entry")
+		}
+		h.clock.Advance(100 * time.Millisecond)
+		time.Sleep(10 * time.Millisecond)
+	}
+	mu.Lock()
+	m := traceparentRE.FindStringSubmatch(parent)
+	mu.Unlock()
+	if m == nil {
+		t.Fatalf("the target got traceparent %q", parent)
+	}
+	traceID := m[1]
+
+	// A Skipped entry, recorded through the store as the overlap policy does.
+	j, err := h.store.JobGet(t.Context(), store.JobGetParams{Key: key})
+	if err != nil {
+		t.Fatal(err)
+	}
+	at := t0.Add(time.Minute)
+	claims, err := h.store.ExecutionClaimMany(t.Context(), store.ExecutionClaimManyParams{Now: at, Claims: []store.ExecutionClaim{{
+		Execution: store.Execution{JobID: j.ID, Tag: "skipped-tag", Scheduled: at, Manual: true, Phase: store.ActionMain, DueAt: at, ClaimedAt: at},
+	}}})
+	if err != nil || claims[0].Err != nil {
+		t.Fatalf("claim: %v %v", err, claims[0].Err)
+	}
+	x := claims[0].Execution
+	msg := "Skipped: execution " + ran.ExecutionTag + " is unfinished <overlap Skip>"
+	if _, err := h.store.AttemptRecordMany(t.Context(), store.AttemptRecordManyParams{Now: at, Records: []store.AttemptRecord{{
+		ExecutionID: x.ID, JobID: j.ID, Finished: true,
+		History: store.HistoryEntry{ExecutionTag: x.Tag, ActionName: store.ActionMain, Status: store.HistorySkipped, Message: msg,
+			RepeatCount: x.RepeatCount, ExpectedExecutionTime: at, StartTime: at, EndTime: at},
+	}}}); err != nil {
+		t.Fatal(err)
+	}
+
+	s, c := h.uiWith(func(c *Config) { c.TraceURL = "https://tempo.example/trace/{traceId}?org=ops&x=1" })
+	body := getWith(t, s, c, uiCollA+"/jobs/traced")
+	hist := body[strings.Index(body, `<table id="history-table">`):]
+	hist = hist[:strings.Index(hist, "</table>")]
+	rows := regexp.MustCompile(`(?s)<tr data-history-id="\d+" (.*?)</tr>`).FindAllStringSubmatch(hist, -1)
+	if len(rows) != 2 {
+		t.Fatalf("%d history rows:\n%s", len(rows), hist)
+	}
+	wantIn(t, "the Skipped row", rows[0][1],
+		`data-status="Skipped" class="skipped">`,
+		`<td><span class="state state-skipped">Skipped</span></td>`,
+		`<td class="msg">Skipped: execution `+ran.ExecutionTag+` is unfinished &lt;overlap Skip&gt;</td>`,
+		`<td>—</td>`)
+	wantIn(t, "the run's row", rows[1][1],
+		`data-status="Completed">`,
+		`<td><a class="trace" href="https://tempo.example/trace/`+traceID+`?org=ops&amp;x=1" rel="noreferrer" data-trace-id="`+traceID+`"><code>`+traceID+`</code></a></td>`)
+	if strings.Contains(rows[0][1], "data-trace-id") {
+		t.Error("the Skipped entry shows a trace")
+	}
+	// The skipped occurrence is no execution: the executions table lists the run only.
+	if n := strings.Count(body, `<tr data-tag="`); n != 1 || !strings.Contains(body, `<tr data-tag="`+ran.ExecutionTag+`" data-outcome="succeeded">`) {
+		t.Errorf("%d executions listed:\n%s", n, section(body, "executions"))
+	}
+	// The Skipped filter lists it alone.
+	filtered := getWith(t, s, c, uiCollA+"/jobs/traced?status=skipped")
+	if n := strings.Count(filtered, `<tr data-history-id=`); n != 1 || !strings.Contains(filtered, `data-status="Skipped"`) ||
+		!strings.Contains(filtered, `aria-current="true">Skipped</a>`) {
+		t.Errorf("?status=skipped lists %d entries", n)
+	}
+
+	// Without --trace-url the id is shown, not linked.
+	wantIn(t, "the history without a trace URL", b.get(uiCollA+"/jobs/traced").body,
+		`<td><code class="trace" data-trace-id="`+traceID+`">`+traceID+`</code></td>`)
+}
+
+// TestCheckTraceURL: the trace URL is an absolute http(s) URL with {traceId}.
+func TestCheckTraceURL(t *testing.T) {
+	for tpl, want := range map[string]string{
+		"":                                      "",
+		"https://tempo.example/trace/{traceId}": "",
+		"http://jaeger:16686/trace/{traceId}":   "",
+		"https://grafana.example/explore?left={traceId}&orgId=1": "",
+		"https://tempo.example/trace/":                           `trace URL "https://tempo.example/trace/": want {traceId} where the trace id goes`,
+		"/trace/{traceId}":                                       `trace URL "/trace/{traceId}": want an absolute http or https URL`,
+		"javascript:alert({traceId})":                            `trace URL "javascript:alert({traceId})": want an absolute http or https URL`,
+		"https://tempo.example/{traceId}/%zz":                    `trace URL "https://tempo.example/{traceId}/%zz": parse "https://tempo.example/0/%zz": invalid URL escape "%zz"`,
+	} {
+		err := CheckTraceURL(tpl)
+		got := ""
+		if err != nil {
+			got = err.Error()
+		}
+		if got != want {
+			t.Errorf("CheckTraceURL(%q) = %q, want %q", tpl, got, want)
+		}
+	}
+}
