@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/api"
+	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/dispatch"
 	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/store"
 	"github.com/schedulerhq/terraform-provider-scheduler/internal/jobstate"
 	"github.com/schedulerhq/terraform-provider-scheduler/internal/recurrence"
@@ -255,32 +256,24 @@ func TestHistorySkippedAndTraces(t *testing.T) {
 	}))
 	t.Cleanup(target.Close)
 	h.mustAPI(http.MethodPut, collA, `{"location":"westus","properties":{"sku":{"name":"Standard"}}}`)
-	h.mustAPI(http.MethodPut, collA+"/jobs/traced", `{"properties":{"startTime":"2027-01-01T00:00:00Z",
+	h.mustAPI(http.MethodPut, collA+"/jobs/Traced", `{"properties":{"startTime":"2027-01-01T00:00:00Z",
 		"recurrence":{"frequency":"Hour","interval":1},"overlap":"Skip",
 		"action":{"type":"Http","request":{"method":"GET","uri":"`+target.URL+`"}}}}`)
 	key := jobKeyA()
-	key.Name = "traced"
+	key.Name = "Traced" // in the trace as written: the resource ID keeps its case
 	b := h.browser()
 	b.signIn(adminToken)
-	if p := b.do(http.MethodPost, uiCollA+"/jobs/traced/run", url.Values{"csrf": {b.csrf("/ui/")}}, map[string]string{"Accept": "application/json"}); p.status != http.StatusOK {
+	if p := b.do(http.MethodPost, uiCollA+"/jobs/Traced/run", url.Values{"csrf": {b.csrf("/ui/")}}, map[string]string{"Accept": "application/json"}); p.status != http.StatusOK {
 		t.Fatalf("run: %d %s", p.status, p.body)
 	}
-	var ran *store.HistoryEntry
-	for deadline := time.Now().Add(20 * time.Second); ran == nil; {
-		hs, err := h.store.HistoryList(t.Context(), store.HistoryListParams{Job: key})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if len(hs) == 1 {
-			ran = hs[0]
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the run left no history entry")
-		}
-		h.clock.Advance(100 * time.Millisecond)
-		time.Sleep(10 * time.Millisecond)
+	if _, err := h.outcomes.Wait(20*time.Second, func(o dispatch.Outcome) bool { return o.Job.Name == "Traced" }); err != nil {
+		t.Fatal(err)
 	}
+	hs, err := h.store.HistoryList(t.Context(), store.HistoryListParams{Job: key})
+	if err != nil || len(hs) != 1 {
+		t.Fatalf("after the run: %d history entries, %v", len(hs), err)
+	}
+	ran := hs[0]
 	mu.Lock()
 	m := traceparentRE.FindStringSubmatch(parent)
 	mu.Unlock()
@@ -312,7 +305,7 @@ func TestHistorySkippedAndTraces(t *testing.T) {
 	}
 
 	s, c := h.uiWith(func(c *Config) { c.TraceURL = "https://tempo.example/trace/{traceId}?org=ops&x=1" })
-	body := getWith(t, s, c, uiCollA+"/jobs/traced")
+	body := getWith(t, s, c, uiCollA+"/jobs/Traced")
 	hist := body[strings.Index(body, `<table id="history-table">`):]
 	hist = hist[:strings.Index(hist, "</table>")]
 	rows := regexp.MustCompile(`(?s)<tr data-history-id="\d+" (.*?)</tr>`).FindAllStringSubmatch(hist, -1)
@@ -335,14 +328,14 @@ func TestHistorySkippedAndTraces(t *testing.T) {
 		t.Errorf("%d executions listed:\n%s", n, section(body, "executions"))
 	}
 	// The Skipped filter lists it alone.
-	filtered := getWith(t, s, c, uiCollA+"/jobs/traced?status=skipped")
+	filtered := getWith(t, s, c, uiCollA+"/jobs/Traced?status=skipped")
 	if n := strings.Count(filtered, `<tr data-history-id=`); n != 1 || !strings.Contains(filtered, `data-status="Skipped"`) ||
 		!strings.Contains(filtered, `aria-current="true">Skipped</a>`) {
 		t.Errorf("?status=skipped lists %d entries", n)
 	}
 
 	// Without --trace-url the id is shown, not linked.
-	wantIn(t, "the history without a trace URL", b.get(uiCollA+"/jobs/traced").body,
+	wantIn(t, "the history without a trace URL", b.get(uiCollA+"/jobs/Traced").body,
 		`<td><code class="trace" data-trace-id="`+traceID+`">`+traceID+`</code></td>`)
 }
 

@@ -23,6 +23,7 @@ import (
 	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/telemetry"
 	"github.com/schedulerhq/terraform-provider-scheduler/internal/clock"
 	"github.com/schedulerhq/terraform-provider-scheduler/internal/testlog"
+	"github.com/schedulerhq/terraform-provider-scheduler/internal/testsignal"
 )
 
 const (
@@ -51,6 +52,8 @@ type harness struct {
 	reg   *prometheus.Registry
 	// dbPath is the SQLite file.
 	dbPath string
+	// outcomes signals each execution the dispatcher finishes.
+	outcomes *testsignal.Signal[dispatch.Outcome]
 }
 
 func newHarness(t testing.TB, tlsServer bool) *harness {
@@ -73,13 +76,18 @@ func newHarness(t testing.TB, tlsServer bool) *harness {
 	if tokens, err = tokens.WithMetricsToken(metricsToken); err != nil {
 		t.Fatal(err)
 	}
-	h := &harness{t: t, clock: clock.NewFake(t0), store: st, logs: &testlog.Buffer{}, reg: prometheus.NewRegistry(), dbPath: dbPath}
+	h := &harness{t: t, clock: clock.NewFake(t0), store: st, logs: &testlog.Buffer{}, reg: prometheus.NewRegistry(), dbPath: dbPath,
+		outcomes: &testsignal.Signal[dispatch.Outcome]{}}
+	h.outcomes.Init()
 	log := slog.New(slog.NewJSONHandler(h.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	tel, err := telemetry.New(telemetry.Config{Store: st, Clock: h.clock, Logger: log, PerJob: true})
 	if err != nil {
 		t.Fatal(err)
 	}
-	disp, err := dispatch.New(dispatch.Config{Store: st, Clock: h.clock, Secrets: box, Logger: log, Registerer: h.reg, OnOutcome: tel.Observe})
+	disp, err := dispatch.New(dispatch.Config{Store: st, Clock: h.clock, Secrets: box, Logger: log, Registerer: h.reg, OnOutcome: func(o dispatch.Outcome) {
+		tel.Observe(o)
+		h.outcomes.Signal(o)
+	}})
 	if err != nil {
 		t.Fatal(err)
 	}
