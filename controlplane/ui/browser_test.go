@@ -41,8 +41,9 @@ type daemon struct {
 	logs *testlog.Buffer
 }
 
-// startDaemon builds schedulerd and runs it on a free port with a fresh data directory.
-func startDaemon(t *testing.T) *daemon {
+// startDaemon builds schedulerd and runs it on a free port with a fresh data directory, with
+// flags added to serve's.
+func startDaemon(t *testing.T, flags ...string) *daemon {
 	t.Helper()
 	dir := t.TempDir()
 	bin := filepath.Join(dir, "schedulerd")
@@ -52,7 +53,7 @@ func startDaemon(t *testing.T) *daemon {
 	}
 	data := filepath.Join(dir, "data")
 	d := &daemon{logs: &testlog.Buffer{}}
-	cmd := exec.Command(bin, "serve", "--listen", "127.0.0.1:0", "--data", data)
+	cmd := exec.Command(bin, append([]string{"serve", "--listen", "127.0.0.1:0", "--data", data}, flags...)...)
 	cmd.Env = append(os.Environ(), "SCHEDULERD_ADMIN_TOKEN="+e2eAdminToken, "SCHEDULERD_TOKENS=tenant-b="+e2eTenantBToken)
 	cmd.Stderr = d.logs
 	if err := cmd.Start(); err != nil {
