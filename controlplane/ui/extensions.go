@@ -114,9 +114,9 @@ func isoDuration(d time.Duration) string {
 	}
 	var b strings.Builder
 	b.WriteByte('P')
-	if days := d / (24 * time.Hour); days > 0 {
-		b.WriteString(strconv.FormatInt(int64(days), 10) + "D")
-		d -= days * 24 * time.Hour
+	if d >= 24*time.Hour {
+		b.WriteString(strconv.FormatInt(int64(d/(24*time.Hour)), 10) + "D")
+		d %= 24 * time.Hour
 	}
 	if d == 0 {
 		return b.String()
@@ -126,9 +126,9 @@ func isoDuration(d time.Duration) string {
 		size time.Duration
 		unit string
 	}{{time.Hour, "H"}, {time.Minute, "M"}} {
-		if n := d / u.size; n > 0 {
-			b.WriteString(strconv.FormatInt(int64(n), 10) + u.unit)
-			d -= n * u.size
+		if d >= u.size {
+			b.WriteString(strconv.FormatInt(int64(d/u.size), 10) + u.unit)
+			d %= u.size
 		}
 	}
 	if d > 0 {

@@ -361,3 +361,26 @@ func TestCheckTraceURL(t *testing.T) {
 		}
 	}
 }
+
+// TestISODuration: the durations the policies show.
+func TestISODuration(t *testing.T) {
+	for d, want := range map[time.Duration]string{
+		0:                              "PT0S",
+		time.Second:                    "PT1S",
+		1500 * time.Millisecond:        "PT1.5S",
+		60 * time.Second:               "PT60S",
+		90 * time.Second:               "PT90S",
+		2 * time.Minute:                "PT2M",
+		2*time.Minute + 30*time.Second: "PT2M30S",
+		time.Hour:                      "PT1H",
+		time.Hour + 30*time.Minute:     "PT1H30M",
+		12 * time.Hour:                 "PT12H",
+		24 * time.Hour:                 "P1D",
+		26*time.Hour + 5*time.Second:   "P1DT2H5S",
+		7 * 24 * time.Hour:             "P7D",
+	} {
+		if got := isoDuration(d); got != want {
+			t.Errorf("isoDuration(%v) = %q, want %q", d, got, want)
+		}
+	}
+}
