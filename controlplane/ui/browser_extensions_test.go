@@ -147,4 +147,18 @@ func TestBrowserJobExtensions(t *testing.T) {
 	if pwned := eval[bool](t, ctx, `window.pwned !== undefined || document.querySelectorAll('main script, main img').length > 0`); pwned {
 		t.Error("the note's markup ran or was inserted")
 	}
+
+	// Enabled by hand, the pause line becomes the note alone, in place.
+	do(t, ctx, "enable the paused job",
+		chromedp.Navigate(d.base+"/ui/subscriptions/tenant-a/resourceGroups/billing/jobCollections/nightly/jobs/frozen"),
+		chromedp.WaitVisible(chromedp.CSS("#enable")),
+		chromedp.Click(chromedp.CSS("#enable")),
+		chromedp.Poll[chromedp.Void](`document.querySelector('#pause').textContent.startsWith('Note: ')`, chromedp.WithPollingTimeout(20*time.Second)),
+	)
+	if got, want := eval[string](t, ctx, `document.querySelector('#pause').textContent`), `Note: <script>window.pwned=1</script><img src=x onerror="window.pwned=2"> change freeze`; got != want {
+		t.Errorf("after enable: %q, want %q", got, want)
+	}
+	if pwned := eval[bool](t, ctx, `window.pwned !== undefined || document.querySelectorAll('main script, main img').length > 0`); pwned {
+		t.Error("the note's markup ran or was inserted after the page's refresh")
+	}
 }

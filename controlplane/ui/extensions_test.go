@@ -201,10 +201,18 @@ func TestCalendarExcludedDatesAndJitter(t *testing.T) {
 	if list != want.String() {
 		t.Errorf("next runs\n got %s\nwant %s", list, want.String())
 	}
-	// The overview's next run of the job is its start too.
+	// The job's next run, its collection's list and the overview's next run of each job say its
+	// start too.
 	first := jobstate.StartAt(rule, id, time.Date(2026, 11, 19, 0, 0, 0, 0, berlin))
+	if first.Equal(time.Date(2026, 11, 19, 0, 0, 0, 0, berlin)) {
+		t.Fatal("the first run has no offset: the test cannot tell a start from a scheduled time")
+	}
+	firstAt := first.In(berlin).Format("2006-01-02 15:04:05 MST")
+	wantIn(t, "the job's facts", p.body, `<dd id="next-run">`+firstAt+` <small>in 11 h</small></dd>`)
 	wantIn(t, "the overview", rowOf(b.get("/ui/").body, "next-runs", "nightly"),
-		`<td><time datetime="`+first.UTC().Format(time.RFC3339)+`">`+first.In(berlin).Format("2006-01-02 15:04:05 MST")+`</time></td>`)
+		`<td><time datetime="`+first.UTC().Format(time.RFC3339)+`">`+firstAt+`</time></td>`)
+	wantIn(t, "the collection", rowOf(b.get(uiCollA).body, "jobs", "nightly"),
+		`<td><time datetime="`+first.UTC().Format(time.RFC3339)+`">`+firstAt+`</time></td>`)
 }
 
 // uiWith is a second dashboard on the harness's store and API with cfg changed, and a session of

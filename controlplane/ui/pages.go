@@ -85,6 +85,7 @@ type jobRow struct {
 	Loc      *time.Location
 	Last     *execution // the newest execution (nil: none)
 	Pause    pause
+	Next     run // its next execution as it starts
 }
 
 type collectionData struct {
@@ -181,6 +182,7 @@ func (s *Server) collectionData(ctx context.Context, key store.CollectionKey, q 
 			row.Loc = rule.Location()
 		}
 		row.Pause = pauseOf(j, row.Loc)
+		row.Next = startOf(j, rule, j.Status.NextExecutionTime)
 		es, err := s.recentExecutions(ctx, j, 1)
 		if err != nil {
 			return nil, err
@@ -209,6 +211,7 @@ type jobData struct {
 	History    []historyRow
 	Policies   policies
 	Pause      pause
+	NextRun    run // the stored next execution as it starts
 	Executions []execution // the newest, newest first
 	RunsChart  chart       // their durations and outcomes
 	Status     string
@@ -246,6 +249,7 @@ func (s *Server) job(w http.ResponseWriter, r *http.Request, req *request) {
 	}
 	d.Loc = loc
 	d.Pause = pauseOf(j, loc)
+	d.NextRun = startOf(j, rule, j.Status.NextExecutionTime)
 	d.CanRun = !jobstate.Final(j.State)
 	d.CanEnable = j.State == store.JobStateDisabled
 	d.CanDisable = j.State == store.JobStateEnabled
@@ -378,10 +382,11 @@ func (s *Server) jobAction(w http.ResponseWriter, r *http.Request, req *request)
 		res.State = j.State
 		if !j.Status.NextExecutionTime.IsZero() {
 			loc := time.UTC
-			if rule := compile(j); rule != nil {
+			rule := compile(j)
+			if rule != nil {
 				loc = rule.Location()
 			}
-			res.Next = j.Status.NextExecutionTime.In(loc).Format("2006-01-02 15:04:05 MST")
+			res.Next = startOf(j, rule, j.Status.NextExecutionTime).Start.In(loc).Format("2006-01-02 15:04:05 MST")
 			if res.OK && r.PathValue("action") == "enable" {
 				res.Message += " Next run: " + res.Next + "."
 			}

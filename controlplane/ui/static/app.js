@@ -34,6 +34,12 @@
       const fresh = doc.getElementById(id);
       if (now && fresh) now.replaceWith(document.importNode(fresh, true));
     });
+    // The pause line comes and goes with the state (enabled: only a note is left, if any).
+    const pause = document.getElementById("pause");
+    const freshPause = doc.getElementById("pause");
+    if (pause && freshPause) pause.replaceWith(document.importNode(freshPause, true));
+    else if (pause) pause.remove();
+    else if (freshPause) document.getElementById("schedule").after(document.importNode(freshPause, true));
   }
 
   // Poll the history every second for up to 30 s, until it changes.
