@@ -211,7 +211,7 @@ type jobData struct {
 	History    []historyRow
 	Policies   policies
 	Pause      pause
-	NextRun    run // the stored next execution as it starts
+	NextRun    run         // the stored next execution as it starts
 	Executions []execution // the newest, newest first
 	RunsChart  chart       // their durations and outcomes
 	Status     string
