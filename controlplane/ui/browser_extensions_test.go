@@ -106,7 +106,6 @@ func TestBrowserJobExtensions(t *testing.T) {
 	if day != "10 excluded 0" {
 		t.Errorf("the excluded day on the calendar: %q", day)
 	}
-	screenshot(t, ctx, "dashboard-job-extensions")
 
 	// Run it now: the history entry's trace id is the one in the request's traceparent, linked.
 	do(t, ctx, "run now",
@@ -124,6 +123,7 @@ func TestBrowserJobExtensions(t *testing.T) {
 	if len(link) != 2 || link[0] != m[1] || link[1] != "https://tempo.example/trace/"+m[1] {
 		t.Errorf("the history entry's trace link %q, want %s", link, m[1])
 	}
+	screenshot(t, ctx, "dashboard-job-extensions")
 
 	// The paused job: until when and why, the note as text; no script of the note ran.
 	do(t, ctx, "open the paused job",
