@@ -126,7 +126,7 @@ func (l *loop) claim(e *entry, now time.Time) *claimOp {
 	if l.s.to.decodes() {
 		job = l.job(e)
 	} else {
-		job = &store.Job{ID: e.id, CollectionID: e.collectionID, Version: e.version}
+		job = &store.Job{ID: e.id, CollectionID: e.coll.id, Version: e.version}
 	}
 	return &claimOp{
 		entry:  e,

@@ -169,27 +169,26 @@ func (ev executionsLost) execute(_ context.Context, ex *Executor) {
 }
 
 // entry is one schedulable job in the loop. The loop holds every schedulable job, so an entry
-// keeps what an attempt needs in one string (def: the job's key and properties, secrets sealed,
-// as JSON), decoded when an occurrence is claimed: a decoded job is a few dozen small objects
-// that every garbage collection would mark, and with 100,000 jobs that marking ran in the middle
-// of the bursts of attempts.
+// keeps what an attempt needs compactly: its name, its collection's key and its properties
+// shared with the entries of the same collection and of the same definition (see definitions).
 type entry struct {
-	id           int64
-	collectionID int64
-	def          string
-	rule         *recurrence.Rule
-	ruleKey      string
-	next         time.Time
-	version      int64
-	execCount    int
-	target       string // of its main action (interned)
-	misfire      jobstate.Misfire
-	jitterKey    string // the job's identity key when its rule has a jitter (jobstate.StartAt)
-	item         *item  // in the heap while waiting for next; nil while claiming or parked
-	claiming     bool   // a claim is in the writer
-	dirty        bool   // changed while claiming: reload when the claim is answered
-	parked       bool   // due, waiting in loop.parked for capacity
-	changed      bool   // the job changed while claiming: cancel the claim when answered
+	id        int64
+	name      string
+	coll      *sharedColl
+	def       *sharedDef
+	rule      *recurrence.Rule
+	ruleKey   string
+	next      time.Time
+	version   int64
+	execCount int
+	target    string // of its main action (interned)
+	misfire   jobstate.Misfire
+	jitterKey string // the job's identity key when its rule has a jitter (jobstate.StartAt)
+	item      *item  // in the heap while waiting for next; nil while claiming or parked
+	claiming  bool   // a claim is in the writer
+	dirty     bool   // changed while claiming: reload when the claim is answered
+	parked    bool   // due, waiting in loop.parked for capacity
+	changed   bool   // the job changed while claiming: cancel the claim when answered
 	// started is the scheduled time (Unix ns) of the latest occurrence handed over due, and
 	// aheadStarted that of the latest claimed ahead that started (set by the runner; shared by
 	// the entries that replace this one): a change that comes too late to cancel it must not
@@ -250,6 +249,8 @@ type loop struct {
 	s       *Scheduler
 	entries map[int64]*entry
 	rules   ruleCache
+	defs    definitions
+	colls   collections
 	heap    timeHeap
 	seq     uint64
 	// targets interns the entries' targets, counting the entries that use each.
@@ -268,7 +269,7 @@ type loop struct {
 }
 
 func newLoop(s *Scheduler) *loop {
-	return &loop{s: s, entries: map[int64]*entry{}, rules: ruleCache{}, targets: map[string]*sharedTarget{},
+	return &loop{s: s, entries: map[int64]*entry{}, rules: ruleCache{}, defs: definitions{}, colls: collections{}, targets: map[string]*sharedTarget{},
 		parked: map[string][]*entry{}, claimingDue: map[string]int{}}
 }
 

@@ -12,7 +12,6 @@ import (
 	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/store"
 	"github.com/schedulerhq/terraform-provider-scheduler/internal/jobstate"
 	"github.com/schedulerhq/terraform-provider-scheduler/internal/recurrence"
-	"github.com/schedulerhq/terraform-provider-scheduler/internal/wire"
 )
 
 // load reads the schedulable jobs, page by page (the executions are the executor's: a single
@@ -60,7 +59,7 @@ func (l *loop) put(j *store.Job) {
 		heap.Remove(&l.heap, old.item.index)
 		old.item = nil
 	}
-	def, err := encodeDefinition(j)
+	defKey, err := definitionKey(j)
 	if err != nil {
 		l.s.log.Error("job cannot be kept: not scheduled", "job_id", j.ID, "job", j.Key.Name, "error", err.Error())
 		l.drop(j.ID)
@@ -88,7 +87,8 @@ func (l *loop) put(j *store.Job) {
 		}
 		next = n
 	}
-	e := &entry{id: j.ID, collectionID: j.CollectionID, def: def, rule: rule, ruleKey: key,
+	e := &entry{id: j.ID, name: j.Key.Name, coll: l.colls.acquire(j.CollectionID, j.Key.CollectionKey), def: l.defs.acquire(defKey),
+		rule: rule, ruleKey: key,
 		next: next, version: j.Version, execCount: j.Status.ExecutionCount, started: started, aheadStarted: aheadStarted,
 		target: l.intern(l.s.target(j.Properties, store.ActionMain)), misfire: l.s.misfire(&j.Properties)}
 	if rule.Jitter() > 0 {
@@ -96,6 +96,8 @@ func (l *loop) put(j *store.Job) {
 	}
 	if cur := l.entries[j.ID]; cur != nil {
 		l.releaseTarget(cur.target)
+		l.defs.release(cur.def)
+		l.colls.release(cur.coll)
 	}
 	e.item = l.push(e.startAt().Add(-l.s.cfg.Lookahead), e)
 	l.entries[j.ID] = e
@@ -200,6 +202,8 @@ func (l *loop) drop(id int64) {
 		e.parked = false
 		l.rules.release(e.ruleKey)
 		l.releaseTarget(e.target)
+		l.defs.release(e.def)
+		l.colls.release(e.coll)
 		delete(l.entries, id)
 	}
 }
@@ -210,14 +214,14 @@ func (l *loop) drop(id int64) {
 func (l *loop) reloadCollection(ctx context.Context, id int64) {
 	defer func() {
 		for _, jid := range l.s.to.aheadJobsOfCollection(id) {
-			if e := l.entries[jid]; e != nil && e.collectionID == id {
+			if e := l.entries[jid]; e != nil && e.coll.id == id {
 				continue // still schedulable
 			}
 			l.cancelAhead(ctx, jid)
 		}
 	}()
 	for jid, e := range l.entries {
-		if e.collectionID == id {
+		if e.coll.id == id {
 			if e.claiming {
 				e.dirty = true
 				continue
@@ -246,40 +250,17 @@ func (l *loop) reloadCollection(ctx context.Context, id int64) {
 	}
 }
 
-// definition is what an entry keeps of a job for its attempts.
-type definition struct {
-	Subscription  string             `json:"s"`
-	ResourceGroup string             `json:"g"`
-	Collection    string             `json:"c"`
-	Name          string             `json:"n"`
-	Properties    wire.JobProperties `json:"p"`
-}
-
-// encodeDefinition encodes what an attempt needs of j (its recurrence is in the entry's rule).
-func encodeDefinition(j *store.Job) (string, error) {
-	d := definition{Subscription: j.Key.Subscription, ResourceGroup: j.Key.ResourceGroup, Collection: j.Key.CollectionKey.Name,
-		Name: j.Key.Name, Properties: j.Properties}
-	d.Properties.Recurrence = nil
-	b, err := json.Marshal(d)
-	if err != nil {
-		return "", fmt.Errorf("encode job %d: %w", j.ID, err)
-	}
-	return string(b), nil
-}
-
-// job decodes an entry's job for an attempt; nil when it cannot (the worker then loads it).
+// job is an entry's job for an attempt (its properties shared, read-only); nil when its
+// definition cannot be decoded (the worker then loads it).
 func (l *loop) job(e *entry) *store.Job {
-	var d definition
-	if err := json.Unmarshal([]byte(e.def), &d); err != nil {
+	p, err := e.def.properties()
+	if err != nil {
 		l.s.log.Error("decoding a job: loading it from the store instead", "job_id", e.id, "error", err.Error())
 		return nil
 	}
 	return &store.Job{
-		ID: e.id, CollectionID: e.collectionID, Properties: d.Properties, Version: e.version,
-		Key: store.JobKey{
-			CollectionKey: store.CollectionKey{Subscription: d.Subscription, ResourceGroup: d.ResourceGroup, Name: d.Collection},
-			Name:          d.Name,
-		},
+		ID: e.id, CollectionID: e.coll.id, Properties: *p, Version: e.version,
+		Key:   store.JobKey{CollectionKey: e.coll.key, Name: e.name},
 		State: store.JobStateEnabled, CollectionState: store.CollectionStateEnabled,
 	}
 }
