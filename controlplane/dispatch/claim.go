@@ -158,7 +158,7 @@ func (l *loop) claimed(ctx context.Context, ev claimsCommitted) {
 		if ev.err != nil {
 			// Nothing was committed: try again a little later.
 			if l.entries[e.id] == e {
-				e.item = l.push(l.s.clock.Now().Add(time.Second), e)
+				l.push(l.s.clock.Now().Add(time.Second), e)
 			}
 			continue
 		}
@@ -199,7 +199,7 @@ func (l *loop) claimed(ctx context.Context, ev claimsCommitted) {
 		case e.next.IsZero():
 			l.drop(e.id) // nothing left: it completes when its execution ends
 		default:
-			e.item = l.push(e.startAt().Add(-l.s.cfg.Lookahead), e)
+			l.push(e.startAt().Add(-l.s.cfg.Lookahead), e)
 		}
 	}
 }

@@ -1,7 +1,6 @@
 package dispatch
 
 import (
-	"container/heap"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -12,8 +11,7 @@ import (
 // held is one execution waiting for its due time: an occurrence claimed (or taken) ahead, or a
 // retry.
 type held struct {
-	at     time.Time
-	seq    uint64
+	timed  // in its set's heap until due (at: x.DueAt)
 	exec   *store.Execution
 	job    *store.Job // its job as last known (nil: the worker loads it)
 	target string     // its attempt's target ("": from job)
@@ -22,38 +20,6 @@ type held struct {
 	// started, when set, is where the scheduler learns that an occurrence it claimed ahead
 	// started (the latest one's scheduled time, Unix ns).
 	started *atomic.Int64
-	index   int
-}
-
-type heldHeap []*held
-
-func (h heldHeap) Len() int { return len(h) }
-func (h heldHeap) Less(i, j int) bool {
-	if h[i].at.Equal(h[j].at) {
-		return h[i].seq < h[j].seq
-	}
-	return h[i].at.Before(h[j].at)
-}
-func (h heldHeap) Swap(i, j int) {
-	h[i], h[j] = h[j], h[i]
-	h[i].index, h[j].index = i, j
-}
-func (h *heldHeap) Push(x any) {
-	it, ok := x.(*held)
-	if !ok {
-		panic("heldHeap: not a *held")
-	}
-	it.index = len(*h)
-	*h = append(*h, it)
-}
-func (h *heldHeap) Pop() any {
-	old := *h
-	n := len(old)
-	it := old[n-1]
-	old[n-1] = nil
-	it.index = -1
-	*h = old[:n-1]
-	return it
 }
 
 // heldSet is the executions waiting for their due time, safe for concurrent use: the executor
@@ -64,8 +30,7 @@ func (h *heldHeap) Pop() any {
 // comes too late to cancel it must not schedule it again.
 type heldSet struct {
 	mu    sync.Mutex
-	heap  heldHeap
-	seq   uint64
+	heap  timeHeap
 	ahead map[int64][]*held // by job: occurrences claimed ahead, not started
 	byID  map[int64]*held   // by execution (an executor's: what it took can be lost)
 }
@@ -78,9 +43,9 @@ func newHeldSet() *heldSet {
 func (s *heldSet) push(x *store.Execution, job *store.Job, target string, ahead, taken bool, started *atomic.Int64) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.seq++
-	it := &held{at: x.DueAt, seq: s.seq, exec: x, job: job, target: target, ahead: ahead, taken: taken, started: started}
-	heap.Push(&s.heap, it)
+	it := &held{exec: x, job: job, target: target, ahead: ahead, taken: taken, started: started}
+	it.timed.held = it
+	s.heap.push(&it.timed, x.DueAt)
 	s.byID[x.ID] = it
 	if ahead {
 		s.ahead[x.JobID] = append(s.ahead[x.JobID], it)
@@ -89,7 +54,7 @@ func (s *heldSet) push(x *store.Execution, job *store.Job, target string, ahead,
 
 // remove takes it out (the lock held).
 func (s *heldSet) remove(it *held) {
-	heap.Remove(&s.heap, it.index)
+	s.heap.remove(&it.timed)
 	if s.byID[it.exec.ID] == it {
 		delete(s.byID, it.exec.ID)
 	}
@@ -132,11 +97,8 @@ func (s *heldSet) start(now time.Time, fn func(*held), then func()) {
 	if then != nil {
 		defer then()
 	}
-	for len(s.heap) > 0 && !s.heap[0].at.After(now) {
-		it, ok := heap.Pop(&s.heap).(*held)
-		if !ok {
-			continue
-		}
+	for s.heap.len() > 0 && !s.heap.peek().at.After(now) {
+		it := s.heap.pop().held
 		if s.byID[it.exec.ID] == it {
 			delete(s.byID, it.exec.ID)
 		}
@@ -156,10 +118,10 @@ func (s *heldSet) start(now time.Time, fn func(*held), then func()) {
 func (s *heldSet) next() time.Time {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if len(s.heap) == 0 {
+	if s.heap.len() == 0 {
 		return time.Time{}
 	}
-	return s.heap[0].at
+	return s.heap.peek().at
 }
 
 // cancelAhead takes out the occurrences of a job claimed ahead that have not started.

@@ -1,7 +1,6 @@
 package dispatch
 
 import (
-	"container/heap"
 	"context"
 	"sync"
 	"sync/atomic"
@@ -184,7 +183,7 @@ type entry struct {
 	target    string // of its main action (interned)
 	misfire   jobstate.Misfire
 	jitterKey string // the job's identity key when its rule has a jitter (jobstate.StartAt)
-	item      *item  // in the heap while waiting for next; nil while claiming or parked
+	slot      timed  // in the loop's heap while waiting for next; out while claiming or parked
 	claiming  bool   // a claim is in the writer
 	dirty     bool   // changed while claiming: reload when the claim is answered
 	parked    bool   // due, waiting in loop.parked for capacity
@@ -205,45 +204,6 @@ func (e *entry) startAt() time.Time {
 	return jobstate.StartAt(e.rule, e.jitterKey, e.next)
 }
 
-// item is a heap element: when to claim a job's next occurrence (Lookahead before it is due).
-type item struct {
-	at    time.Time
-	seq   uint64
-	entry *entry
-	index int
-}
-
-type timeHeap []*item
-
-func (h timeHeap) Len() int { return len(h) }
-func (h timeHeap) Less(i, j int) bool {
-	if h[i].at.Equal(h[j].at) {
-		return h[i].seq < h[j].seq
-	}
-	return h[i].at.Before(h[j].at)
-}
-func (h timeHeap) Swap(i, j int) {
-	h[i], h[j] = h[j], h[i]
-	h[i].index, h[j].index = i, j
-}
-func (h *timeHeap) Push(x any) {
-	it, ok := x.(*item)
-	if !ok {
-		panic("timeHeap: not an *item")
-	}
-	it.index = len(*h)
-	*h = append(*h, it)
-}
-func (h *timeHeap) Pop() any {
-	old := *h
-	n := len(old)
-	it := old[n-1]
-	old[n-1] = nil
-	it.index = -1
-	*h = old[:n-1]
-	return it
-}
-
 // loop owns the schedule; only the scheduler's goroutine touches these fields.
 type loop struct {
 	s       *Scheduler
@@ -252,7 +212,6 @@ type loop struct {
 	defs    definitions
 	colls   collections
 	heap    timeHeap
-	seq     uint64
 	// targets interns the entries' targets, counting the entries that use each.
 	targets map[string]*sharedTarget
 	// parked holds, by target, due entries not claimed for want of capacity (in due order;
@@ -273,11 +232,10 @@ func newLoop(s *Scheduler) *loop {
 		parked: map[string][]*entry{}, claimingDue: map[string]int{}}
 }
 
-func (l *loop) push(at time.Time, e *entry) *item {
-	l.seq++
-	it := &item{at: at, seq: l.seq, entry: e}
-	heap.Push(&l.heap, it)
-	return it
+// push puts e in the heap, to be claimed at at.
+func (l *loop) push(at time.Time, e *entry) {
+	e.slot.entry = e
+	l.heap.push(&e.slot, at)
 }
 
 func (l *loop) run(ctx context.Context) {
@@ -299,13 +257,8 @@ func (l *loop) run(ctx context.Context) {
 		if l.parkedN > 0 {
 			claims = l.unpark(now, room, claims)
 		}
-		for n := 0; n < maxPop && len(l.heap) > 0 && !l.heap[0].at.After(now); n++ {
-			it, ok := heap.Pop(&l.heap).(*item)
-			if !ok {
-				continue
-			}
-			e := it.entry
-			e.item = nil
+		for n := 0; n < maxPop && l.heap.len() > 0 && !l.heap.peek().at.After(now); n++ {
+			e := l.heap.pop().entry
 			if !room.admit(e, now) {
 				l.park(e)
 				continue
@@ -353,8 +306,8 @@ func (l *loop) run(ctx context.Context) {
 // (the leader's) let an occurrence held ahead start.
 func (l *loop) next() time.Time {
 	var at time.Time
-	if len(l.heap) > 0 {
-		at = l.heap[0].at
+	if l.heap.len() > 0 {
+		at = l.heap.peek().at
 	}
 	if h := l.s.to.next(); !h.IsZero() && (at.IsZero() || h.Before(at)) {
 		at = h

@@ -1,7 +1,6 @@
 package dispatch
 
 import (
-	"container/heap"
 	"context"
 	"encoding/json"
 	"errors"
@@ -55,9 +54,8 @@ func (l *loop) put(j *store.Job) {
 		l.drop(j.ID)
 		rule, key = r, k
 	}
-	if old != nil && old.item != nil {
-		heap.Remove(&l.heap, old.item.index)
-		old.item = nil
+	if old != nil {
+		l.heap.remove(&old.slot)
 	}
 	defKey, err := definitionKey(j)
 	if err != nil {
@@ -99,7 +97,7 @@ func (l *loop) put(j *store.Job) {
 		l.defs.release(cur.def)
 		l.colls.release(cur.coll)
 	}
-	e.item = l.push(e.startAt().Add(-l.s.cfg.Lookahead), e)
+	l.push(e.startAt().Add(-l.s.cfg.Lookahead), e)
 	l.entries[j.ID] = e
 }
 
@@ -195,10 +193,7 @@ func (l *loop) releaseTarget(t string) {
 // drop forgets a job: out of the heap, its rule released.
 func (l *loop) drop(id int64) {
 	if e := l.entries[id]; e != nil {
-		if e.item != nil {
-			heap.Remove(&l.heap, e.item.index)
-			e.item = nil
-		}
+		l.heap.remove(&e.slot)
 		e.parked = false
 		l.rules.release(e.ruleKey)
 		l.releaseTarget(e.target)
