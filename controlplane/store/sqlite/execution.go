@@ -360,6 +360,7 @@ var writerStatements = map[string]string{
 	"claim.insert64":   executionInsertOf(rowsPerStatement),
 	"claim.batch64":    claimBatchOf(rowsPerStatement),
 	"record.batch64":   recordBatchOf(rowsPerStatement),
+	"record.delete64":  executionDeleteOf(rowsPerStatement),
 	"record.next":      `UPDATE executions SET phase = ?, attempt = ?, due_at = ? WHERE id = ? AND job_id = ? AND owner = ? RETURNING id`,
 	"record.history64": historyInsertOf(rowsPerStatement),
 	"record.job": `UPDATE jobs SET failure_count = failure_count + ?1, faulted_count = faulted_count + ?2,

@@ -24,9 +24,16 @@ func historyInsertOf(n int) string {
 	return historyInsert + strings.TrimSuffix(strings.Repeat(historyRow+", ", n), ", ")
 }
 
+// executionDeleteOf deletes n executions by (id, job_id, owner), returning the ones that existed
+// (id, job_id, backfill).
+func executionDeleteOf(n int) string {
+	return `DELETE FROM executions WHERE (id, job_id, owner) IN (VALUES ` +
+		strings.TrimSuffix(strings.Repeat("(?, ?, ?), ", n), ", ") + `) RETURNING id, job_id, backfill`
+}
+
 // deleteExecutions deletes the executions the finished records end (those of the record's
-// owner), a chunk per statement, and returns which of them existed and the jobs of those that
-// were a backfill's.
+// owner), a chunk per statement (a full one prepared once), and returns which of them existed
+// and the jobs of those that were a backfill's.
 func (d *Driver) deleteExecutions(ctx context.Context, tx *sql.Tx, records []store.AttemptRecord) (map[int64]bool, []int64, error) {
 	var triples []any
 	for _, r := range records {
@@ -36,34 +43,26 @@ func (d *Driver) deleteExecutions(ctx context.Context, tx *sql.Tx, records []sto
 	}
 	existed := make(map[int64]bool, len(triples)/3)
 	var backfills []int64
+	full := d.stmt(ctx, tx, "record.delete64")
 	for len(triples) > 0 {
 		n := min(len(triples)/3, rowsPerStatement)
 		chunk := triples[:3*n]
 		triples = triples[3*n:]
-		q := `DELETE FROM executions WHERE (id, job_id, owner) IN (VALUES ` +
-			strings.TrimSuffix(strings.Repeat("(?, ?, ?), ", n), ", ") + `) RETURNING id, job_id, backfill`
-		rows, err := tx.QueryContext(ctx, q, chunk...)
-		if err != nil {
-			return nil, nil, fmt.Errorf("execution delete: %w", err)
-		}
-		for rows.Next() {
+		err := queryChunk(ctx, tx, full, executionDeleteOf, n, chunk, func(rows *sql.Rows) error {
 			var (
 				id, job  int64
 				backfill int
 			)
 			if err := rows.Scan(&id, &job, &backfill); err != nil {
-				_ = rows.Close()
-				return nil, nil, fmt.Errorf("execution delete: %w", err)
+				return err
 			}
 			existed[id] = true
 			if backfill != 0 {
 				backfills = append(backfills, job)
 			}
-		}
-		if err := rows.Close(); err != nil {
-			return nil, nil, fmt.Errorf("execution delete: %w", err)
-		}
-		if err := rows.Err(); err != nil {
+			return nil
+		})
+		if err != nil {
 			return nil, nil, fmt.Errorf("execution delete: %w", err)
 		}
 	}
