@@ -28,12 +28,12 @@ type sharedDef struct {
 }
 
 // definitionKey is what an entry keeps of j's properties (its definitions key): what an attempt
-// reads (the action, the misfire rule), not what it does not (the recurrence, kept in the
-// entry's rule; the state, status, resumeAt and note, which would keep jobs that do the same
-// thing apart).
+// reads (the action, the misfire rule), not what it does not (the startTime and recurrence,
+// kept in the entry's rule; the state, status, resumeAt and note), which would keep jobs that do
+// the same thing apart.
 func definitionKey(j *store.Job) (string, error) {
 	p := j.Properties
-	p.Recurrence, p.Status, p.State, p.ResumeAt, p.Note = nil, nil, "", "", ""
+	p.StartTime, p.Recurrence, p.Status, p.State, p.ResumeAt, p.Note = "", nil, nil, "", "", ""
 	b, err := json.Marshal(p)
 	if err != nil {
 		return "", fmt.Errorf("encode job %d: %w", j.ID, err)

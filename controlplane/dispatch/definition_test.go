@@ -26,7 +26,7 @@ func TestEntriesShareTheirDefinitionAndDecodeItOnce(t *testing.T) {
 			State: store.JobStateEnabled, CollectionState: store.CollectionStateEnabled, Version: 1,
 			Status: store.JobStatus{NextExecutionTime: now},
 			Properties: wire.JobProperties{
-				StartTime:  now.Format(time.RFC3339),
+				StartTime:  now.Add(-time.Duration(id) * time.Second).Format(time.RFC3339),
 				Recurrence: &wire.JobRecurrence{Frequency: "Minute", Interval: &interval},
 				Action: &wire.JobAction{Type: "Http", Request: &wire.HTTPRequest{URI: uri, Method: "POST", Body: "x"},
 					RetryPolicy: &wire.RetryPolicy{RetryType: "None"}},
