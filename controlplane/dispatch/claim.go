@@ -53,23 +53,23 @@ func (c *capacity) admit(e *entry, now time.Time) bool {
 	if c.targets == nil {
 		c.targets = map[string]int{}
 	}
-	tf, ok := c.targets[e.target]
+	tf, ok := c.targets[e.def.target]
 	if !ok {
 		cfg := c.l.s.cfg
-		tf = cfg.TargetConcurrency + cfg.BatchSize - c.l.s.to.laneLoad(e.target) - c.l.claimingDue[e.target]
-		if len(c.l.parked[e.target]) > 0 && tf < c.l.refill() {
+		tf = cfg.TargetConcurrency + cfg.BatchSize - c.l.s.to.laneLoad(e.def.target) - c.l.claimingDue[e.def.target]
+		if len(c.l.parked[e.def.target]) > 0 && tf < c.l.refill() {
 			tf = 0 // a backlog of this target waits for a refill
 		}
 	}
 	if tf <= 0 {
-		c.targets[e.target] = tf
+		c.targets[e.def.target] = tf
 		return false
 	}
 	if !e.startAt().After(now) {
 		c.free--
 		tf--
 	}
-	c.targets[e.target] = tf
+	c.targets[e.def.target] = tf
 	return true
 }
 
@@ -77,7 +77,7 @@ func (c *capacity) admit(e *entry, now time.Time) bool {
 func (l *loop) park(e *entry) {
 	l.s.signals.Parked.Signal(Parked{JobID: e.id, Due: e.next})
 	e.parked = true
-	l.parked[e.target] = append(l.parked[e.target], e)
+	l.parked[e.def.target] = append(l.parked[e.def.target], e)
 	l.parkedN++
 }
 
@@ -112,11 +112,11 @@ func (l *loop) unpark(now time.Time, room *capacity, claims []*claimOp) []*claim
 
 // claim builds the claim of e's due occurrence, coalescing misfired ones.
 func (l *loop) claim(e *entry, now time.Time) *claimOp {
-	c := jobstate.ClaimWith(e.rule, e.jitterKey, e.next, e.execCount, now, e.misfire)
+	c := jobstate.ClaimWith(e.rule.rule, e.jitterKey, e.next, e.execCount, now, e.def.misfire)
 	scheduled, missed, next := c.Scheduled, c.Missed, c.Next
 	start := scheduled // when it starts: scheduled plus the job's jitter; it still reports scheduled
 	if e.jitterKey != "" {
-		start = jobstate.StartAt(e.rule, e.jitterKey, scheduled)
+		start = jobstate.StartAt(e.rule.rule, e.jitterKey, scheduled)
 	}
 	e.claiming = true
 	// The attempt's definition, decoded once here. The leader's scheduler runs no attempt (an
@@ -131,7 +131,7 @@ func (l *loop) claim(e *entry, now time.Time) *claimOp {
 	return &claimOp{
 		entry:  e,
 		job:    job,
-		target: e.target,
+		target: e.def.target,
 		due:    !start.After(now),
 		claim: store.ExecutionClaim{
 			Execution: store.Execution{

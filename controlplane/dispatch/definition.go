@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/store"
+	"github.com/schedulerhq/terraform-provider-scheduler/internal/jobstate"
 	"github.com/schedulerhq/terraform-provider-scheduler/internal/wire"
 )
 
@@ -20,6 +21,10 @@ type definitions map[string]*sharedDef
 type sharedDef struct {
 	key  string // the properties as JSON: the map's key
 	refs int
+	// target (interned) and misfire are the main action's target and the misfire rule, the
+	// same for every job of the definition.
+	target  string
+	misfire jobstate.Misfire
 	// props is key decoded, read-only (an attempt opens its secrets in a copy: openSecrets),
 	// kept once the definition is shared (refs > 1) and an occurrence of it was claimed: a
 	// decoded job is a few dozen small objects that every garbage collection marks, worth it
@@ -41,23 +46,24 @@ func definitionKey(j *store.Job) (string, error) {
 	return string(b), nil
 }
 
-// acquire returns the shared definition of key, counted until release.
-func (c definitions) acquire(key string) *sharedDef {
-	if d := c[key]; d != nil {
+// acquireDef returns the shared definition of key (j's), counted until releaseDef.
+func (l *loop) acquireDef(key string, j *store.Job) *sharedDef {
+	if d := l.defs[key]; d != nil {
 		d.refs++
 		return d
 	}
-	d := &sharedDef{key: key, refs: 1}
-	c[key] = d
+	d := &sharedDef{key: key, refs: 1, target: l.intern(l.s.target(j.Properties, store.ActionMain)), misfire: l.s.misfire(&j.Properties)}
+	l.defs[key] = d
 	return d
 }
 
-func (c definitions) release(d *sharedDef) {
+func (l *loop) releaseDef(d *sharedDef) {
 	if d == nil {
 		return
 	}
-	if d.refs--; d.refs <= 0 {
-		delete(c, d.key)
+	if d.refs--; d.refs <= 0 && l.defs[d.key] == d {
+		delete(l.defs, d.key)
+		l.releaseTarget(d.target)
 	}
 }
 
@@ -100,7 +106,7 @@ func (c collections) release(s *sharedColl) {
 	if s == nil {
 		return
 	}
-	if s.refs--; s.refs <= 0 {
+	if s.refs--; s.refs <= 0 && c[s.id] == s {
 		delete(c, s.id)
 	}
 }

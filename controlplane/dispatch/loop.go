@@ -8,7 +8,6 @@ import (
 
 	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/store"
 	"github.com/schedulerhq/terraform-provider-scheduler/internal/jobstate"
-	"github.com/schedulerhq/terraform-provider-scheduler/internal/recurrence"
 )
 
 // maxPop bounds the items taken off the heap per loop turn, so events are not starved.
@@ -168,20 +167,18 @@ func (ev executionsLost) execute(_ context.Context, ex *Executor) {
 }
 
 // entry is one schedulable job in the loop. The loop holds every schedulable job, so an entry
-// keeps what an attempt needs compactly: its name, its collection's key and its properties
-// shared with the entries of the same collection and of the same definition (see definitions).
+// keeps what an attempt needs compactly: its name, and its collection's key, its properties and
+// its compiled schedule shared with the entries of the same collection, of the same definition
+// (see definitions) and of the same schedule (ruleCache).
 type entry struct {
 	id        int64
 	name      string
 	coll      *sharedColl
 	def       *sharedDef
-	rule      *recurrence.Rule
-	ruleKey   string
+	rule      *sharedRule // its schedule, shared with the jobs of the same schedule
 	next      time.Time
 	version   int64
 	execCount int
-	target    string // of its main action (interned)
-	misfire   jobstate.Misfire
 	jitterKey string // the job's identity key when its rule has a jitter (jobstate.StartAt)
 	slot      timed  // in the loop's heap while waiting for next; out while claiming or parked
 	claiming  bool   // a claim is in the writer
@@ -201,7 +198,7 @@ func (e *entry) startAt() time.Time {
 	if e.jitterKey == "" {
 		return e.next
 	}
-	return jobstate.StartAt(e.rule, e.jitterKey, e.next)
+	return jobstate.StartAt(e.rule.rule, e.jitterKey, e.next)
 }
 
 // loop owns the schedule; only the scheduler's goroutine touches these fields.

@@ -15,9 +15,9 @@ func TestABacklogWaitsForARefill(t *testing.T) {
 	s := newScheduler(cfg, executorRunner{ex: ex}, nil)
 	l := newLoop(s)
 	now := time.Unix(1_800_000_000, 0)
-	e := &entry{id: 1, target: "http://t:80", next: now}
+	e := &entry{id: 1, def: &sharedDef{target: "http://t:80"}, next: now}
 	for range 8 + 32 - 1 { // one slot of room left, for the workers and for the target
-		ex.tasks.push(task{target: e.target})
+		ex.tasks.push(task{target: e.def.target})
 	}
 	if free := l.capacity().free; free != 1 {
 		t.Fatalf("without a backlog the room is %d, want 1", free)
@@ -25,7 +25,7 @@ func TestABacklogWaitsForARefill(t *testing.T) {
 	if !l.capacity().admit(e, now) {
 		t.Fatal("without a backlog the last slot was not admitted")
 	}
-	l.park(&entry{id: 2, target: e.target, next: now})
+	l.park(&entry{id: 2, def: e.def, next: now})
 	if free := l.capacity().free; free != 0 {
 		t.Fatalf("with a backlog and 1 slot free the room is %d, want 0 until 16 are free", free)
 	}
@@ -38,7 +38,7 @@ func TestABacklogWaitsForARefill(t *testing.T) {
 		if _, ok := ex.tasks.pop(); !ok {
 			t.Fatal("pop")
 		}
-		ex.tasks.done(e.target)
+		ex.tasks.done(e.def.target)
 		want := 0
 		if n == 15 {
 			want = 16 // the slot left before and the 15 freed

@@ -41,19 +41,20 @@ func (l *loop) put(j *store.Job) {
 		return
 	}
 	key := scheduleKey(j)
-	var rule *recurrence.Rule
-	if old != nil && old.ruleKey == key {
-		rule, key = old.rule, old.ruleKey // the schedule did not change
+	var sr *sharedRule
+	if old != nil && old.rule.key == key {
+		sr = old.rule // the schedule did not change
 	} else {
-		r, k, err := l.rules.acquire(key, j)
+		r, err := l.rules.acquire(key, j)
 		if err != nil {
 			l.s.log.Error("job has an invalid schedule: not scheduled", "job_id", j.ID, "job", j.Key.Name, "error", err.Error())
 			l.drop(j.ID)
 			return
 		}
 		l.drop(j.ID)
-		rule, key = r, k
+		sr = r
 	}
+	rule := sr.rule
 	if old != nil {
 		l.heap.remove(&old.slot)
 	}
@@ -79,22 +80,19 @@ func (l *loop) put(j *store.Job) {
 			if l.entries[j.ID] != nil {
 				l.drop(j.ID)
 			} else {
-				l.rules.release(key)
+				l.rules.release(sr)
 			}
 			return
 		}
 		next = n
 	}
-	e := &entry{id: j.ID, name: j.Key.Name, coll: l.colls.acquire(j.CollectionID, j.Key.CollectionKey), def: l.defs.acquire(defKey),
-		rule: rule, ruleKey: key,
-		next: next, version: j.Version, execCount: j.Status.ExecutionCount, started: started, aheadStarted: aheadStarted,
-		target: l.intern(l.s.target(j.Properties, store.ActionMain)), misfire: l.s.misfire(&j.Properties)}
+	e := &entry{id: j.ID, name: j.Key.Name, coll: l.colls.acquire(j.CollectionID, j.Key.CollectionKey), def: l.acquireDef(defKey, j),
+		rule: sr, next: next, version: j.Version, execCount: j.Status.ExecutionCount, started: started, aheadStarted: aheadStarted}
 	if rule.Jitter() > 0 {
 		e.jitterKey = j.Key.CanonicalID()
 	}
 	if cur := l.entries[j.ID]; cur != nil {
-		l.releaseTarget(cur.target)
-		l.defs.release(cur.def)
+		l.releaseDef(cur.def)
 		l.colls.release(cur.coll)
 	}
 	l.push(e.startAt().Add(-l.s.cfg.Lookahead), e)
@@ -195,9 +193,8 @@ func (l *loop) drop(id int64) {
 	if e := l.entries[id]; e != nil {
 		l.heap.remove(&e.slot)
 		e.parked = false
-		l.rules.release(e.ruleKey)
-		l.releaseTarget(e.target)
-		l.defs.release(e.def)
+		l.rules.release(e.rule)
+		l.releaseDef(e.def)
 		l.colls.release(e.coll)
 		delete(l.entries, id)
 	}
@@ -284,24 +281,26 @@ type sharedRule struct {
 	refs int
 }
 
-// acquire returns the rule of key and the cache's copy of key (one string for all its users).
-func (c ruleCache) acquire(key string, j *store.Job) (*recurrence.Rule, string, error) {
+// acquire returns the shared rule of key (j's schedule), counted until release.
+func (c ruleCache) acquire(key string, j *store.Job) (*sharedRule, error) {
 	if r := c[key]; r != nil {
 		r.refs++
-		return r.rule, r.key, nil
+		return r, nil
 	}
 	rule, err := recurrence.Compile(j.Properties.StartTime, j.Properties.Recurrence, j.CreatedAt)
 	if err != nil {
-		return nil, "", err
+		return nil, err
 	}
-	c[key] = &sharedRule{rule: rule, key: key, refs: 1}
-	return rule, key, nil
+	r := &sharedRule{rule: rule, key: key, refs: 1}
+	c[key] = r
+	return r, nil
 }
 
-func (c ruleCache) release(key string) {
-	if r := c[key]; r != nil {
-		if r.refs--; r.refs <= 0 {
-			delete(c, key)
-		}
+func (c ruleCache) release(r *sharedRule) {
+	if r == nil {
+		return
+	}
+	if r.refs--; r.refs <= 0 && c[r.key] == r {
+		delete(c, r.key)
 	}
 }
