@@ -44,7 +44,7 @@ func (s *heldSet) push(x *store.Execution, job *store.Job, target string, ahead,
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	it := &held{exec: x, job: job, target: target, ahead: ahead, taken: taken, started: started}
-	it.timed.held = it
+	it.held = it
 	s.heap.push(&it.timed, x.DueAt)
 	s.byID[x.ID] = it
 	if ahead {
