@@ -124,6 +124,13 @@ func TestBrowserJobExtensions(t *testing.T) {
 		t.Errorf("the history entry's trace link %q, want %s", link, m[1])
 	}
 	screenshot(t, ctx, "dashboard-job-extensions")
+	// At phone width the policies, windows and trace ids fit: nothing overflows sideways.
+	do(t, ctx, "phone width", chromedp.EmulateViewport(390, 844, chromedp.EmulateScale(2)), chromedp.Reload(),
+		chromedp.WaitVisible(chromedp.CSS("#policies")))
+	if w := eval[int](t, ctx, "document.documentElement.scrollWidth"); w > 390 {
+		t.Errorf("at 390 px wide the job page is %d px wide", w)
+	}
+	do(t, ctx, "desktop width", chromedp.EmulateViewport(1280, 900))
 
 	// The paused job: until when and why, the note as text; no script of the note ran.
 	do(t, ctx, "open the paused job",
