@@ -9,7 +9,8 @@
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
-tofu=${TOFU:-$(tools/tofu.sh)}
+# The examples import by identity: OpenTofu 1.12 or later, so the pinned one (built once).
+tofu=${TOFU:-$(TOFU_BUILD=1 tools/tofu.sh)}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 

@@ -61,3 +61,41 @@ func TestEvery(t *testing.T) {
 		t.Fatal("Every did not return once ctx was done")
 	}
 }
+
+// TestEveryTimerBeforeCall: the next call's timer exists while fn still runs, so a test that
+// moves the clock by interval as soon as fn has signalled reaches the next call. fn blocks until
+// the test has seen the timer made; made after fn returned, it never is and the test fails.
+func TestEveryTimerBeforeCall(t *testing.T) {
+	f := clock.NewFake(t0)
+	calls := make(chan time.Time)
+	release := make(chan struct{})
+	go clock.Every(t.Context(), f, time.Minute, nil, func(context.Context) {
+		calls <- f.Now()
+		<-release
+	})
+	timer := func() {
+		t.Helper()
+		select {
+		case <-f.TimerCreated():
+		case <-time.After(10 * time.Second):
+			t.Fatal("no timer made")
+		}
+	}
+	timer()
+	f.Advance(time.Minute)
+	if got := <-calls; !got.Equal(t0.Add(time.Minute)) {
+		t.Fatalf("first call at %v, want %v", got, t0.Add(time.Minute))
+	}
+	timer() // while fn is blocked
+	f.Advance(time.Minute)
+	release <- struct{}{}
+	select {
+	case got := <-calls:
+		if !got.Equal(t0.Add(2 * time.Minute)) {
+			t.Fatalf("second call at %v, want %v", got, t0.Add(2*time.Minute))
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the second call did not come after the clock moved by the interval")
+	}
+	close(release)
+}
