@@ -569,3 +569,85 @@ func checkNextExecution(t *testing.T, id client.JobID, want string) resource.Tes
 		return nil
 	}
 }
+
+// The plan-time errors of when a job runs point at the offending line, one per mistake, with the
+// daemon's message (the allowed names in it): an element of exclude_dates at its own range,
+// misfire's attributes inside their block.
+func TestAccJob_whenErrorsOnTheirLines(t *testing.T) {
+	cfg := linesHeader + `
+resource "scheduler_job" "test" {
+  job_collection_id = "/subscriptions/default/resourceGroups/default/providers/Microsoft.Scheduler/jobCollections/plan-only"
+  name              = "when-lines"
+  start_time        = "2040-01-01T00:00:00Z"
+  overlap           = "sometimes"
+  action {
+    type = "Http"
+    request {
+      uri    = "http://example.com/"
+      method = "GET"
+    }
+  }
+  recurrence {
+    frequency     = "Hour"
+    jitter        = "PT13H"
+    exclude_dates = ["2040-12-25", "2040-13-01", "2040-12-24"]
+  }
+  misfire {
+    policy    = "later"
+    threshold = "P8D"
+  }
+}
+`
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: protoV6Factories(),
+		ErrorCheck: checkLines(cfg, []lineError{
+			{`Invalid overlap: "sometimes" is not one of Allow, Skip, BufferOne`, `overlap           = "sometimes"`},
+			{"Invalid recurrence.jitter: PT13H is more than PT12H", `jitter        = "PT13H"`},
+			{`Invalid recurrence.exclude_dates[1]: "2040-13-01" is not a date YYYY-MM-DD such as 2026-12-25`, `exclude_dates = ["2040-12-25", "2040-13-01", "2040-12-24"]`},
+			{`Invalid misfire.policy: "later" is not one of RunOnce, Skip, RunAll`, `policy    = "later"`},
+			{"Invalid misfire.threshold: P8D is outside PT1S..P7D", `threshold = "P8D"`},
+		}),
+		Steps: []resource.TestStep{{Config: cfg, PlanOnly: true}},
+	})
+}
+
+// resume_at refused by the API's rule is a plan error on its line: on a job written Enabled, and
+// a new one in the past.
+func TestAccJob_resumeAtErrorsOnTheirLines(t *testing.T) {
+	cfg := func(state, at string) string {
+		return linesHeader + fmt.Sprintf(`
+resource "scheduler_job" "test" {
+  job_collection_id = "/subscriptions/default/resourceGroups/default/providers/Microsoft.Scheduler/jobCollections/plan-only"
+  name              = "resume-lines"
+  start_time        = "2040-01-01T00:00:00Z"
+  state             = %q
+  resume_at         = %q
+  action {
+    type = "Http"
+    request {
+      uri    = "http://example.com/"
+      method = "GET"
+    }
+  }
+}
+`, state, at)
+	}
+	enabled, past := cfg("Enabled", "2040-01-01T00:00:00Z"), cfg("Disabled", "2020-01-01T00:00:00Z")
+	for name, tc := range map[string]struct {
+		cfg  string
+		want lineError
+	}{
+		"enabled": {enabled, lineError{"Invalid resume_at: is allowed only on a Disabled job (this one is written Enabled)", `resume_at         = "2040-01-01T00:00:00Z"`}},
+		"past":    {past, lineError{"Invalid resume_at: 2020-01-01T00:00:00Z is not in the future (now is 2030-01-01T00:00:00Z)", `resume_at         = "2020-01-01T00:00:00Z"`}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			resource.Test(t, resource.TestCase{
+				ProtoV6ProviderFactories: map[string]func() (tfprotov6.ProviderServer, error){
+					"scheduler": providerserver.NewProtocol6WithError(NewWithClock("test", clock.NewFake(time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)))()),
+				},
+				ErrorCheck: checkLines(tc.cfg, []lineError{tc.want}),
+				Steps:      []resource.TestStep{{Config: tc.cfg, PlanOnly: true}},
+			})
+		})
+	}
+}
