@@ -18,6 +18,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-testing/statecheck"
 	"github.com/hashicorp/terraform-plugin-testing/terraform"
 	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
+	"github.com/hashicorp/terraform-plugin-testing/tfversion"
 
 	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/store"
 	"github.com/schedulerhq/terraform-provider-scheduler/internal/client"
@@ -650,4 +651,34 @@ resource "scheduler_job" "test" {
 			})
 		})
 	}
+}
+
+// A job with every argument of when it runs imports by identity (Terraform or OpenTofu 1.12 and
+// later; skipped with an older CLI) and by id, each planning no change.
+func TestAccJob_whenImportByIdentity(t *testing.T) {
+	coll := acctest.RandomWithPrefix("when")
+	vars := withHolidays(whenVars(coll, "state", "Disabled", "resume_at", "2040-01-01T00:00:00Z", "note", "audit freeze",
+		"overlap", "BufferOne", "misfire_policy", "Skip", "misfire_threshold", "PT90S", "jitter", "PT30M"), "2040-12-25", "2040-12-26")
+	importStep := func(kind resource.ImportStateKind) resource.TestStep {
+		return resource.TestStep{
+			Config: whenConfig, ConfigVariables: vars,
+			ResourceName: whenAddr, ImportState: true, ImportStateKind: kind,
+			ImportPlanChecks: resource.ImportPlanChecks{
+				PreApply: []plancheck.PlanCheck{plancheck.ExpectResourceAction(whenAddr, plancheck.ResourceActionNoop)},
+			},
+		}
+	}
+	resource.Test(t, resource.TestCase{
+		TerraformVersionChecks:   []tfversion.TerraformVersionCheck{tfversion.SkipBelow(tfversion.Version1_12_0)},
+		ProtoV6ProviderFactories: protoV6Factories(),
+		CheckDestroy:             checkJobDestroyed(t, whenJobID(coll, "when")),
+		Steps: []resource.TestStep{
+			{
+				Config: whenConfig, ConfigVariables: vars,
+				ConfigPlanChecks: resource.ConfigPlanChecks{PostApplyPostRefresh: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()}},
+			},
+			importStep(resource.ImportBlockWithResourceIdentity),
+			importStep(resource.ImportBlockWithID),
+		},
+	})
 }
