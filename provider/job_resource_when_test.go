@@ -1,13 +1,17 @@
 package provider
 
 import (
+	"context"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/providerserver"
 	"github.com/hashicorp/terraform-plugin-framework/types"
+	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
+	"github.com/hashicorp/terraform-plugin-go/tftypes"
 
 	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/store"
 	"github.com/schedulerhq/terraform-provider-scheduler/internal/client"
@@ -287,5 +291,56 @@ func TestPreviewHonoursJitterAndExclusions(t *testing.T) {
 	}
 	if strings.Join(started, " ") == strings.Join(scheduled, " ") {
 		t.Errorf("the job's starts are its scheduled times: %v", started)
+	}
+}
+
+// A state written before these arguments existed (no overlap, misfire, resume_at, note, jitter,
+// exclude_dates) reads with each of them null, with no schema upgrade: a configuration that sets
+// none of them then plans no change.
+func TestWhenArgumentsAreNullInOlderStates(t *testing.T) {
+	ctx := context.Background()
+	server, err := providerserver.NewProtocol6WithError(New("test")())()
+	if err != nil {
+		t.Fatal(err)
+	}
+	schemas, err := server.GetProviderSchema(ctx, &tfprotov6.GetProviderSchemaRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	old := `{"id":"/subscriptions/default/resourceGroups/default/providers/Microsoft.Scheduler/jobCollections/ops/jobs/nightly",` +
+		`"job_collection_id":"/subscriptions/default/resourceGroups/default/providers/Microsoft.Scheduler/jobCollections/ops","name":"nightly",` +
+		`"start_time":"2040-01-01T00:00:00Z","state":"Enabled","recurrence_description":"at 00:00 every day, from 2040-01-01 00:00, UTC",` +
+		`"action":{"type":"Http","request":{"uri":"http://example.com/","method":"GET","body":null,"headers":null,"authentication":null},` +
+		`"queue_message":null,"service_bus_queue_message":null,"service_bus_topic_message":null,"retry_policy":null,"error_action":null},` +
+		`"recurrence":{"frequency":"Day","interval":null,"count":null,"end_time":null,"time_zone":null,"schedule":null},"status":null}`
+	resp, err := server.UpgradeResourceState(ctx, &tfprotov6.UpgradeResourceStateRequest{
+		TypeName: "scheduler_job", Version: 0, RawState: &tfprotov6.RawState{JSON: []byte(old)}})
+	if err != nil || len(resp.Diagnostics) > 0 {
+		t.Fatalf("%v %v", err, resp.Diagnostics)
+	}
+	v, err := resp.UpgradedState.Unmarshal(schemas.ResourceSchemas["scheduler_job"].ValueType())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var attrs, rec map[string]tftypes.Value
+	if err := v.As(&attrs); err != nil {
+		t.Fatal(err)
+	}
+	if err := attrs["recurrence"].As(&rec); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range whenArguments {
+		if !attrs[name].IsNull() {
+			t.Errorf("%s: %v, want null", name, attrs[name])
+		}
+	}
+	for _, name := range []string{"jitter", "exclude_dates"} {
+		if !rec[name].IsNull() {
+			t.Errorf("recurrence.%s: %v, want null", name, rec[name])
+		}
+	}
+	var freq string
+	if err := rec["frequency"].As(&freq); err != nil || freq != "Day" {
+		t.Errorf("recurrence.frequency %q (%v)", freq, err)
 	}
 }
