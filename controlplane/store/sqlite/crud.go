@@ -342,7 +342,9 @@ func (d *Driver) jobPutBatch(batch []*sqlstore.PutRequest) {
 }
 
 // jobPutOne writes one job in a batch's transaction. It returns store.ErrNotFound,
-// store.ErrConflict or store.ErrQuota (wrapped) before writing anything.
+// store.ErrConflict or store.ErrQuota (wrapped) before writing anything. The job it returns is
+// built from what the lookup read and what it wrote (the statements return nothing but the new
+// ID): its properties are left to JobPut, the caller's.
 func jobPutOne(ctx context.Context, lookup, insert, update *sql.Stmt, params store.JobPutParams, body string) (*store.Job, bool, error) {
 	var (
 		j                = params.Job
@@ -353,10 +355,17 @@ func jobPutOne(ctx context.Context, lookup, insert, update *sql.Stmt, params sto
 		id, version      sql.NullInt64
 		oldState         sql.NullString
 		oldFinal         sql.NullInt64
-		out              *store.Job
+		oldName          sql.NullString
+		oldCreated       sql.NullInt64
+		out              = &store.Job{State: j.State, Version: 1, CreatedAt: fromNanos(now), UpdatedAt: fromNanos(now)}
 	)
-	err := lookup.QueryRowContext(ctx, key(name),
-		key(collection.Subscription), key(collection.ResourceGroup), key(collection.Name)).Scan(&cid, &jobs, &id, &version, &oldState, &oldFinal)
+	err := lookup.QueryRowContext(ctx, key(name), key(collection.Subscription), key(collection.ResourceGroup), key(collection.Name)).Scan(
+		&cid, &jobs, &out.Key.Subscription, &out.Key.ResourceGroup, &out.Key.CollectionKey.Name, &out.CollectionState,
+		&id, &version, &oldState, &oldFinal, &oldName, &oldCreated)
+	out.CollectionID, out.Key.Name = cid, name
+	// The status as stored: times to the nanosecond, in UTC.
+	out.Status = store.JobStatus{ExecutionCount: st.ExecutionCount, FailureCount: st.FailureCount, FaultedCount: st.FaultedCount,
+		ConsecutiveFaults: st.ConsecutiveFaults, LastExecutionTime: fromNanos(nanos(st.LastExecutionTime)), NextExecutionTime: fromNanos(nanos(st.NextExecutionTime))}
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
 		return nil, false, fmt.Errorf("collection %s: %w", collection.Name, store.ErrNotFound)
@@ -373,11 +382,17 @@ func jobPutOne(ctx context.Context, lookup, insert, update *sql.Stmt, params sto
 		if jobstate.Final(j.State) {
 			final = now
 		}
-		out, _, err = scanJobRaw(insert.QueryRowContext(ctx,
+		res, err := insert.ExecContext(ctx,
 			cid, name, key(name), body, j.State, now, now,
 			st.ExecutionCount, st.FailureCount, st.FaultedCount, st.ConsecutiveFaults,
-			nanos(st.LastExecutionTime), nanos(st.NextExecutionTime), final))
-		return out, true, err
+			nanos(st.LastExecutionTime), nanos(st.NextExecutionTime), final)
+		if err != nil {
+			return nil, false, err
+		}
+		if out.ID, err = res.LastInsertId(); err != nil {
+			return nil, false, err
+		}
+		return out, true, nil
 	default:
 		if params.ExpectVersion > 0 && params.ExpectVersion != version.Int64 {
 			return nil, false, fmt.Errorf("job %s: expected version %d, found %d: %w", name, params.ExpectVersion, version.Int64, store.ErrConflict)
@@ -389,10 +404,14 @@ func jobPutOne(ctx context.Context, lookup, insert, update *sql.Stmt, params sto
 		case jobstate.Final(j.State):
 			final = now
 		}
-		out, _, err = scanJobRaw(update.QueryRowContext(ctx,
+		if _, err := update.ExecContext(ctx,
 			body, j.State, now, st.ExecutionCount, st.FailureCount, st.FaultedCount, st.ConsecutiveFaults,
-			nanos(st.LastExecutionTime), nanos(st.NextExecutionTime), final, id.Int64))
-		return out, false, err
+			nanos(st.LastExecutionTime), nanos(st.NextExecutionTime), final, id.Int64); err != nil {
+			return nil, false, err
+		}
+		// A replace keeps the job's ID, name as first written and creation time.
+		out.ID, out.Key.Name, out.Version, out.CreatedAt = id.Int64, oldName.String, version.Int64+1, fromNanos(oldCreated.Int64)
+		return out, false, nil
 	}
 }
 
@@ -460,14 +479,6 @@ func (d *Driver) HistoryList(ctx context.Context, params store.HistoryListParams
 	return out, nil
 }
 
-// jobReturning is a RETURNING clause with the columns scanJob reads (the collection's by
-// subquery: RETURNING cannot join).
-const jobReturning = ` RETURNING id, collection_id,
-	(SELECT subscription FROM collections WHERE id = collection_id), (SELECT resource_group FROM collections WHERE id = collection_id),
-	(SELECT name FROM collections WHERE id = collection_id), (SELECT state FROM collections WHERE id = collection_id),
-	name, properties, state, created_at, updated_at, version, execution_count, failure_count, faulted_count, consecutive_faults,
-	last_execution_time, next_execution_time`
-
 // crudStatements are the statements of the methods above (and jobByID of JobGetByID, which the
 // dispatcher calls after every job write), prepared once when the store opens: database/sql
 // otherwise parses a query string again on every call, about a fifth of a job PUT's time. Reads
@@ -519,16 +530,17 @@ func (d *Driver) prepareCRUD(ctx context.Context, w, r *sql.DB) error {
 		{&c.collectionByID, w, `SELECT ` + sqlstore.CollectionColumns + ` FROM collections WHERE id = ?`},
 		{&c.collectionDelete, w, `DELETE FROM collections` + sqlstore.WhereCollectionKey},
 		// The collection's ID and job count, and the job's row when it exists, in one lookup.
-		{&c.jobLookup, w, `SELECT c.id, c.job_count, j.id, j.version, j.state, j.final_at FROM collections c
+		{&c.jobLookup, w, `SELECT c.id, c.job_count, c.subscription, c.resource_group, c.name, c.state,
+			j.id, j.version, j.state, j.final_at, j.name, j.created_at FROM collections c
 			LEFT JOIN jobs j ON j.collection_id = c.id AND j.name_key = ?
 			WHERE c.sub_key = ? AND c.rg_key = ? AND c.name_key = ?`},
 		{&c.jobInsert, w, `INSERT INTO jobs
 			(collection_id, name, name_key, properties, state, created_at, updated_at, version,
 			 execution_count, failure_count, faulted_count, consecutive_faults, last_execution_time, next_execution_time, final_at)
-			VALUES (?, ?, ?, ?, ?, ?, ?, 1, ?, ?, ?, ?, ?, ?, ?)` + jobReturning},
+			VALUES (?, ?, ?, ?, ?, ?, ?, 1, ?, ?, ?, ?, ?, ?, ?)`},
 		{&c.jobUpdate, w, `UPDATE jobs SET properties = ?, state = ?, updated_at = ?, version = version + 1,
 			execution_count = ?, failure_count = ?, faulted_count = ?, consecutive_faults = ?,
-			last_execution_time = ?, next_execution_time = ?, final_at = ? WHERE id = ?` + jobReturning},
+			last_execution_time = ?, next_execution_time = ?, final_at = ? WHERE id = ?`},
 		{&c.jobDelete, w, `DELETE FROM jobs WHERE id IN (SELECT j.id` + sqlstore.JobFrom + sqlstore.WhereJobKey + `)`},
 	} {
 		stmt, err := s.db.PrepareContext(ctx, s.q)
