@@ -60,10 +60,10 @@ func (d *noopDispatcherFake) CollectionChanged(id int64) {
 	d.collections = append(d.collections, id)
 }
 
-func (d *noopDispatcherFake) RunNow(_ context.Context, id int64) error {
+func (d *noopDispatcherFake) RunNow(_ context.Context, j *store.Job) error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	d.runs = append(d.runs, id)
+	d.runs = append(d.runs, j.ID)
 	return nil
 }
 

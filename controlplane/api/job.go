@@ -393,7 +393,7 @@ func (s *Server) runJob(w http.ResponseWriter, r *http.Request, rt route, info *
 		return conflict("job %s last ran at %s: the collection's maxRecurrence (%s) allows its next run from %s",
 			rt.key.Name, rfc3339UTC(last), period, rfc3339UTC(allowed))
 	}
-	if err := s.disp.RunNow(ctx, j.ID); err != nil {
+	if err := s.disp.RunNow(ctx, j); err != nil {
 		var inFlight interface{ InFlightTag() string }
 		if errors.As(err, &inFlight) {
 			return conflict("job %s already has a manual run in flight (execution tag %s): a job runs on request once at a time",

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/store"
 )
 
 // blockingRunDispatcherFake stands in for the dispatcher: its RunNow says it was entered and
@@ -20,10 +22,10 @@ type blockingRunDispatcherFake struct {
 	release chan struct{}
 }
 
-func (d *blockingRunDispatcherFake) RunNow(ctx context.Context, id int64) error {
+func (d *blockingRunDispatcherFake) RunNow(ctx context.Context, j *store.Job) error {
 	d.entered <- struct{}{}
 	<-d.release
-	return d.noopDispatcherFake.RunNow(ctx, id)
+	return d.noopDispatcherFake.RunNow(ctx, j)
 }
 
 // holdRun sends POST /run of job j1 of the collection at coll with token and returns once the

@@ -82,9 +82,10 @@ type Dispatcher interface {
 	// neither side changes afterwards.
 	JobWritten(j *store.Job)
 	CollectionChanged(collectionID int64)
-	// RunNow runs the job now; when a manual run of the job is still in flight it returns an
-	// error with an InFlightTag() string method (the run's execution tag): a 409.
-	RunNow(ctx context.Context, jobID int64) error
+	// RunNow runs the job now, j as the API read it (not read again); when a manual run of the
+	// job is still in flight it returns an error with an InFlightTag() string method (the run's
+	// execution tag): a 409.
+	RunNow(ctx context.Context, j *store.Job) error
 	// Backfill runs one execution of the job per occurrence of at, one after the other, in order;
 	// while the job's previous backfill is unfinished it returns a *store.BackfillInFlightError
 	// (a 409).

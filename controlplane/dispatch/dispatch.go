@@ -324,7 +324,7 @@ func (d *Dispatcher) CollectionChanged(collectionID int64) { d.sched.CollectionC
 
 // RunNow runs one execution of the job now, whatever its schedule ("run now"): see
 // Executor.RunNow.
-func (d *Dispatcher) RunNow(ctx context.Context, jobID int64) error { return d.exec.RunNow(ctx, jobID) }
+func (d *Dispatcher) RunNow(ctx context.Context, j *store.Job) error { return d.exec.RunNow(ctx, j) }
 
 // Backfill runs one execution of the job per occurrence of at, one after the other: see
 // Executor.Backfill.

@@ -278,7 +278,7 @@ func TestRunNowOnADisabledJob(t *testing.T) {
 	props.Action = httpAction(tg.URL + "/now")
 	j := e.putJob("manual", props, "Disabled")
 	e.start()
-	if err := e.disp.RunNow(t.Context(), j.ID); err != nil {
+	if err := e.disp.RunNow(t.Context(), j); err != nil {
 		t.Fatal(err)
 	}
 	h := tg.next(t)
@@ -292,7 +292,7 @@ func TestRunNowOnADisabledJob(t *testing.T) {
 	e.clock.Set(t0.Add(5 * time.Minute))
 	tg.noHit(t)
 
-	err := e.disp.RunNow(t.Context(), j.ID+100)
+	err := e.disp.RunNow(t.Context(), &store.Job{ID: j.ID + 100, Properties: j.Properties})
 	if !errors.Is(err, store.ErrNotFound) {
 		t.Fatalf("RunNow of an absent job: %v, want ErrNotFound", err)
 	}
@@ -322,7 +322,7 @@ func TestAManualRunInFlightOnOneReplicaIsRefusedOnAnother(t *testing.T) {
 	b.cfg.OnRecord = func(r store.AttemptRecord, _ store.AttemptRecordResult) { b.records <- r }
 	b.start()
 
-	if err := a.exec.RunNow(t.Context(), j.ID); err != nil {
+	if err := a.exec.RunNow(t.Context(), j); err != nil {
 		t.Fatal(err)
 	}
 	var tag string
@@ -331,7 +331,7 @@ func TestAManualRunInFlightOnOneReplicaIsRefusedOnAnother(t *testing.T) {
 	case <-time.After(wait):
 		t.Fatal("the manual run did not reach its target")
 	}
-	err := b.exec.RunNow(t.Context(), j.ID)
+	err := b.exec.RunNow(t.Context(), j)
 	var inFlight interface{ InFlightTag() string }
 	if !errors.As(err, &inFlight) || inFlight.InFlightTag() != tag {
 		t.Fatalf("manual run on replica b while a's (%s) is in flight: %v, want refused naming it", tag, err)

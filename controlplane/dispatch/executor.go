@@ -206,12 +206,14 @@ func (ex *Executor) hold(x *store.Execution, job *store.Job, target string, star
 	ex.inbox.poke()
 }
 
-// RunNow runs one execution of the job now, whatever its schedule ("run now"). The execution is
+// RunNow runs one execution of the job now, whatever its schedule ("run now"), j as the caller
+// read it (its definition is what the attempt runs; the job is not read again). The execution is
 // claimed durably before RunNow returns; it counts as an execution of the job. It returns
-// store.ErrNotFound (wrapped) when the job does not exist. A replica's executor claims it
+// store.ErrNotFound (wrapped) when the job does not exist (any more). A replica's executor claims it
 // unowned and takes it at once: it runs here (another replica's taker may take it first: it
 // then runs there, and the one-run-in-flight rule does not follow it).
-func (ex *Executor) RunNow(ctx context.Context, jobID int64) error {
+func (ex *Executor) RunNow(ctx context.Context, j *store.Job) error {
+	jobID := j.ID
 	tag := uuid.NewString()
 	ex.manualMu.Lock()
 	if inFlight, ok := ex.manual[jobID]; ok {
@@ -226,10 +228,6 @@ func (ex *Executor) RunNow(ctx context.Context, jobID int64) error {
 			ex.manualDone(jobID, tag)
 		}
 	}()
-	j, err := ex.store.JobGetByID(ctx, store.JobGetByIDParams{ID: jobID})
-	if err != nil {
-		return fmt.Errorf("run now: %w", err)
-	}
 	now := ex.clock.Now()
 	res, err := ex.store.ExecutionClaimMany(ctx, store.ExecutionClaimManyParams{Now: now, Claims: []store.ExecutionClaim{{
 		Execution: store.Execution{

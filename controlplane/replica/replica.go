@@ -255,8 +255,8 @@ func (r *Replica) CollectionChanged(collectionID int64) {
 
 // RunNow runs one execution of the job now: this replica's executor claims it (durably, before
 // RunNow returns) and takes it.
-func (r *Replica) RunNow(ctx context.Context, jobID int64) error {
-	return r.exec.RunNow(ctx, jobID)
+func (r *Replica) RunNow(ctx context.Context, j *store.Job) error {
+	return r.exec.RunNow(ctx, j)
 }
 
 // Backfill runs a backfill of the job: this replica's executor stores it (before Backfill

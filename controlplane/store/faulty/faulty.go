@@ -102,6 +102,30 @@ func (d *Driver) JobGetByID(ctx context.Context, params store.JobGetByIDParams) 
 	return d.Driver.JobGetByID(ctx, params)
 }
 
+// JobGet fails when told to, else reads.
+func (d *Driver) JobGet(ctx context.Context, params store.JobGetParams) (*store.Job, error) {
+	if err := d.check("JobGet"); err != nil {
+		return nil, err
+	}
+	return d.Driver.JobGet(ctx, params)
+}
+
+// JobGetWithCollection fails when told to, else reads.
+func (d *Driver) JobGetWithCollection(ctx context.Context, params store.JobGetParams) (*store.Collection, *store.Job, error) {
+	if err := d.check("JobGetWithCollection"); err != nil {
+		return nil, nil, err
+	}
+	return d.Driver.JobGetWithCollection(ctx, params)
+}
+
+// CollectionGet fails when told to, else reads.
+func (d *Driver) CollectionGet(ctx context.Context, params store.CollectionGetParams) (*store.Collection, error) {
+	if err := d.check("CollectionGet"); err != nil {
+		return nil, err
+	}
+	return d.Driver.CollectionGet(ctx, params)
+}
+
 // JobGetMany fails when told to, else reads.
 func (d *Driver) JobGetMany(ctx context.Context, params store.JobGetManyParams) ([]*store.Job, error) {
 	if err := d.check("JobGetMany"); err != nil {
