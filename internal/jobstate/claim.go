@@ -24,6 +24,8 @@ type Claimed struct {
 	// Skipped is how many occurrences the Skip misfire policy skipped before Scheduled (see
 	// ClaimWith); they did not execute and do not count toward count.
 	Skipped int
+	// LastSkipped is the last of the occurrences skipped (the first is the claim's due one).
+	LastSkipped time.Time
 }
 
 // Claim is the claim at now of a job's occurrence due at due, the job having executed executed

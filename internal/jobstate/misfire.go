@@ -20,7 +20,8 @@ type Misfire struct {
 //     the oldest beyond that many are coalesced into the first that runs (Missed);
 //   - Skip: the occurrences missed by more than the threshold do not run: Skipped counts them
 //     and Scheduled is the first that is not (due within the threshold, or after now); Next
-//     follows it.
+//     follows it. The scheduler records them in one Skipped history entry
+//     (MisfireSkippedMessage: due to LastSkipped) and claims Scheduled as its own occurrence.
 //
 // key is the job's identity key (see StartAt): lateness is counted from the occurrence's start,
 // so that a jittered start is not taken for a misfire.
@@ -53,7 +54,7 @@ func ClaimWith(rule *recurrence.Rule, key string, due time.Time, executed int, n
 		c := Claimed{Scheduled: due}
 		for c.Skipped < MaxCoalesce && now.Sub(c.Scheduled) > m.Threshold {
 			n, ok := rule.Next(c.Scheduled)
-			c.Skipped++
+			c.Skipped, c.LastSkipped = c.Skipped+1, c.Scheduled
 			if !ok {
 				c.Scheduled = time.Time{}
 				return c // nothing left to run: the job completes
@@ -73,6 +74,16 @@ func nextAfter(rule *recurrence.Rule, at time.Time, executed int) time.Time {
 		if n, ok := rule.Next(at); ok {
 			return n
 		}
+	}
+	return time.Time{}
+}
+
+// SkipNext is a job's next execution after its occurrence at was skipped (by the overlap rule):
+// the rule's next occurrence, count not spent (a skipped occurrence did not execute); zero when
+// none is left.
+func SkipNext(rule *recurrence.Rule, at time.Time) time.Time {
+	if n, ok := rule.Next(at); ok {
+		return n
 	}
 	return time.Time{}
 }
