@@ -27,9 +27,16 @@ const (
 	HistoryFailed    = "Failed"
 	HistoryPostponed = "Postponed"
 	// HistorySkipped (extension, SPEC 8) records occurrences that did not run: skipped by the
-	// overlap policy while an execution was unfinished, or by the misfire policy Skip.
-	HistorySkipped = "Skipped"
+	// overlap policy while an execution was unfinished, or by the misfire policy Skip (the
+	// rulebook's status).
+	HistorySkipped = jobstate.Skipped
 )
+
+// BufferedDueAt is the due time an execution is stored with while it waits, buffered by the
+// BufferOne overlap policy, for the end of its job's unfinished execution: no executor takes it
+// (nothing is due that late) until the record that ends that execution releases it
+// (AttemptRecord.Release), due then.
+var BufferedDueAt = time.Date(2200, 1, 1, 0, 0, 0, 0, time.UTC)
 
 // Execution is an occurrence the dispatcher claimed and has not finished: it is stored before
 // its first attempt runs and deleted when its last attempt is recorded, so a process that dies in
@@ -89,6 +96,28 @@ type ExecutionClaim struct {
 	// *RunInFlightError: a job runs on request once at a time.
 	ExpectVersion     int64
 	NextExecutionTime time.Time
+
+	// Overlap is the job's overlap policy (jobstate.OverlapSkip, OverlapBufferOne; "" or Allow:
+	// none) for a scheduled claim. With one, the driver locks the job's row, reads whether an
+	// execution of the job is unfinished (stored, not buffered) and whether one is buffered, and
+	// applies jobstate.Overlap in the claim's transaction: run (as without a policy), buffer (the
+	// execution is stored due at BufferedDueAt; Result.Buffered) or skip (as Skip below, with
+	// SkipNext as the job's next execution and a message naming the unfinished execution's tag;
+	// Result.Skipped).
+	Overlap  string
+	SkipNext time.Time
+	// Skip, when set, claims nothing: the occurrence is skipped. The job (version expected,
+	// Claimable) takes NextExecutionTime (zero: nothing left; it is Completed when no execution
+	// of it is stored) and a new Version, its ExecutionCount and LastExecutionTime unchanged,
+	// and Skip (Status Skipped; JobID, ExecutionID and RepeatCount are the driver's) is stored
+	// in its history. The misfire policy Skip records what it skipped this way.
+	Skip *HistoryEntry
+}
+
+// Special reports whether a claim needs more than a scheduled or manual claim: an overlap
+// policy or a skip.
+func (c *ExecutionClaim) Special() bool {
+	return c.Skip != nil || (c.ExpectVersion > 0 && jobstate.Overlapping(c.Overlap))
 }
 
 // ExecutionClaimManyParams claims several occurrences in one transaction. Every successful
@@ -124,9 +153,15 @@ func (e *RunInFlightError) Unwrap() error { return ErrConflict }
 // ExecutionClaimResult is the outcome of one claim: Err is nil, ErrConflict (a
 // *RunInFlightError among them) or ErrNotFound.
 type ExecutionClaimResult struct {
-	Execution *Execution // the stored execution (nil on error)
+	Execution *Execution // the stored execution (nil on error, and when skipped)
 	Version   int64      // the job's Version after the claim
 	Err       error
+	// Skipped: nothing was claimed, the occurrence was skipped and recorded (ExecutionClaim.Skip,
+	// or the overlap rule); the job's next execution is the one the claim gave for that case.
+	// Buffered: the execution is stored waiting (DueAt BufferedDueAt) for the end of the job's
+	// unfinished one.
+	Skipped  bool
+	Buffered bool
 }
 
 // BackfillWaiting is the DueAt of a backfill's execution that waits for the previous one to
@@ -202,6 +237,11 @@ type AttemptRecord struct {
 	// reaches it. A finished Enabled job with nothing scheduled and no other execution becomes
 	// Completed.
 	FaultedAfter int
+	// Release (with Finished): the job's overlap policy buffers occurrences: when no other
+	// execution of the job is unfinished after this record (jobstate.BufferedRuns), the one
+	// buffered (DueAt BufferedDueAt) is released, due at Now, in the same transaction
+	// (AttemptRecordResult.Released).
+	Release bool
 	// Cancelled (with Finished): the execution was cancelled before its first attempt (its job
 	// changed after the occurrence was claimed ahead). It is deleted with no history entry, and
 	// its job's ExecutionCount is decremented (it did not execute; Version bumped). Gone when the
@@ -225,6 +265,8 @@ type AttemptRecordResult struct {
 	State    string // the job's state after the record
 	Version  int64  // the job's Version after the record
 	Previous int64  // the job's Version before the record
+	// Released is the buffered execution this record released (AttemptRecord.Release), due now.
+	Released *Execution
 }
 
 // ExecutionTakeParams takes up to Limit unowned executions for Owner: those due at or before

@@ -148,6 +148,9 @@ FROM v LEFT JOIN upd ON upd.id = v.job_id LEFT JOIN ins ON ins.job_id = v.job_id
 // ExecutionClaimMany claims occurrences: one statement (one round trip) per run of distinct
 // jobs, in one transaction when there are several runs.
 func (d *Driver) ExecutionClaimMany(ctx context.Context, params store.ExecutionClaimManyParams) ([]store.ExecutionClaimResult, error) {
+	if specialClaims(params.Claims) {
+		return d.claimWithSpecial(ctx, params)
+	}
 	claims := params.Claims
 	out := make([]store.ExecutionClaimResult, len(claims))
 	runs := distinctJobRuns(len(claims), func(i int) int64 { return claims[i].Execution.JobID })

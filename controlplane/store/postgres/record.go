@@ -81,13 +81,21 @@ func (d *Driver) AttemptRecordMany(ctx context.Context, params store.AttemptReco
 	records := params.Records
 	out := make([]store.AttemptRecordResult, len(records))
 	runs := distinctJobRuns(len(records), func(i int) int64 { return records[i].JobID })
-	err := d.atomically(ctx, len(runs), func(q querier) error {
+	release := releasing(records)
+	statements := len(runs)
+	if len(release) > 0 {
+		statements += 2
+	}
+	err := d.atomically(ctx, statements, func(q querier) error {
+		if err := lockJobs(ctx, q, release); err != nil {
+			return err
+		}
 		for _, r := range runs {
 			if err := recordRun(ctx, q, params, r[0], r[1], out); err != nil {
 				return err
 			}
 		}
-		return nil
+		return releaseAll(ctx, q, params.Now, records, out)
 	})
 	if err != nil {
 		return nil, fmt.Errorf("attempt record: %w", err)
@@ -122,6 +130,9 @@ func (d *Driver) recordWithCancels(ctx context.Context, params store.AttemptReco
 	subOut := make([]store.AttemptRecordResult, len(rest))
 	runs := distinctJobRuns(len(rest), func(i int) int64 { return rest[i].JobID })
 	err := d.tx(ctx, func(tx pgx.Tx) error {
+		if err := lockJobs(ctx, tx, releasing(rest)); err != nil {
+			return err
+		}
 		for _, i := range cancelled {
 			r := params.Records[i]
 			var (
@@ -143,7 +154,7 @@ func (d *Driver) recordWithCancels(ctx context.Context, params store.AttemptReco
 				return err
 			}
 		}
-		return nil
+		return releaseAll(ctx, tx, params.Now, rest, subOut)
 	})
 	if err != nil {
 		return nil, fmt.Errorf("attempt record: %w", err)

@@ -96,6 +96,17 @@ func (d *Driver) ExecutionClaimMany(ctx context.Context, params store.ExecutionC
 			return err
 		}
 		for i, c := range params.Claims {
+			if c.Special() {
+				r, err := d.claimSpecial(ctx, tx, c, now)
+				if err != nil {
+					return err
+				}
+				out[i] = r
+				if r.Execution != nil {
+					claimed = append(claimed, r.Execution)
+				}
+				continue
+			}
 			e := c.Execution
 			var (
 				version int64
@@ -172,12 +183,17 @@ type claimedJob struct {
 // It returns nil, doing nothing, for any other batch.
 func (d *Driver) claimJobs(ctx context.Context, tx *sql.Tx, claims []store.ExecutionClaim, now int64) (map[int64]claimedJob, error) {
 	seen := make(map[int64]claimedJob, len(claims))
+	regular := make([]store.ExecutionClaim, 0, len(claims))
 	for _, c := range claims {
 		if _, dup := seen[c.Execution.JobID]; dup || c.ExpectVersion <= 0 {
 			return nil, nil
 		}
 		seen[c.Execution.JobID] = claimedJob{}
+		if !c.Special() {
+			regular = append(regular, c) // the special ones are claimed one by one (claimSpecial)
+		}
 	}
+	claims = regular
 	out := make(map[int64]claimedJob, len(claims))
 	full := d.stmt(ctx, tx, "claim.batch64")
 	for len(claims) > 0 {

@@ -184,6 +184,13 @@ func (d *Driver) AttemptRecordMany(ctx context.Context, params store.AttemptReco
 				out[i].State = to
 			}
 		}
+		for i, r := range params.Records {
+			if r.Release && r.Finished && !r.Cancelled && finished[r.ExecutionID] {
+				if out[i].Released, err = d.release(ctx, tx, r.JobID, now); err != nil {
+					return err
+				}
+			}
+		}
 		return d.insertHistory(ctx, tx, rows)
 	})
 	if err != nil {

@@ -62,6 +62,7 @@ var areas = []struct {
 		{name: "ListUnfinished", fn: testExecutionListUnfinished},
 		{name: "LargeBatches", fn: testLargeBatches},
 		{name: "Race", fn: testClaimRace, serial: true},
+		{name: "Skip", fn: testClaimSkip},
 	}},
 	{"ManualRun", []testCase{
 		{name: "InFlight", fn: testManualRunInFlight},
@@ -103,6 +104,8 @@ var areas = []struct {
 	{"Rule", []testCase{
 		{name: "States", fn: testRuleStates},
 		{name: "Record", fn: testRuleRecord},
+		{name: "Overlap", fn: testRuleOverlap},
+		{name: "OverlapRelease", fn: testRuleOverlapRelease},
 	}},
 	{"ChangeFeed", []testCase{
 		{name: "Changes", fn: testChangeFeed},

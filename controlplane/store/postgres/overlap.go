@@ -1,0 +1,276 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/store"
+	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/store/sqlstore"
+	"github.com/schedulerhq/terraform-provider-scheduler/internal/jobstate"
+)
+
+// Statements of the claims that store.ExecutionClaim.Special says need more than a scheduled
+// claim, and of the release of a buffered execution.
+const (
+	// lockJobsSQL locks job rows, in ID order: a claim that reads a job's executions for the
+	// overlap rule and a record that ends one of them (and releases the buffered one) take their
+	// turns, whichever replica makes them, so that neither decides on what the other is changing.
+	lockJobsSQL = `SELECT id FROM jobs WHERE id = ANY($1::bigint[]) ORDER BY id FOR UPDATE`
+	// fenceSQL is true when the claims may be made under term $1 (see termFence).
+	fenceSQL = `SELECT ` + termFence
+	// overlapStateSQL reads what jobstate.Overlap needs of a job: its executions, oldest first,
+	// each saying whether it is buffered (due at store.BufferedDueAt, $2).
+	overlapStateSQL = `SELECT tag, due_at = $2 FROM executions WHERE job_id = $1 ORDER BY id`
+	// claimOneSQL is a scheduled claim of one job (its execution inserted by executionInsertSQL).
+	claimOneSQL = `UPDATE jobs j SET next_execution_time = $2, execution_count = j.execution_count + 1,
+		last_execution_time = $3, version = j.version + 1
+		WHERE j.id = $1 AND j.version = $4 AND ` + claimableSQL + ` RETURNING j.version, j.execution_count`
+	executionInsertSQL = `INSERT INTO executions (job_id, tag, scheduled, repeat_count, missed, manual, phase, attempt, due_at, claimed_at)
+		VALUES ($1, $2, $3, $4, $5, false, $6, 0, $7, $8) RETURNING id`
+	// skipClaimSQL skips an occurrence (store.ExecutionClaim.Skip): the job, at the version
+	// expected and Claimable, takes its next execution ($2) and a new version, its count
+	// unchanged; with nothing left and no execution of it stored it is Completed (the rule of
+	// jobstate.Record.Settle for a job with nothing scheduled and no other execution).
+	skipClaimSQL = `UPDATE jobs j SET version = j.version + 1,
+		next_execution_time = $2::timestamptz,
+		state = CASE WHEN $2::timestamptz IS NULL AND NOT EXISTS (SELECT 1 FROM executions x WHERE x.job_id = j.id)
+			THEN '` + jobstate.Completed + `' ELSE j.state END,
+		final_at = CASE WHEN $2::timestamptz IS NULL AND NOT EXISTS (SELECT 1 FROM executions x WHERE x.job_id = j.id)
+			THEN $3 ELSE j.final_at END
+		WHERE j.id = $1 AND j.version = $4 AND ` + claimableSQL + ` RETURNING j.version, j.execution_count`
+	historyInsertSQL = `INSERT INTO history (job_id, execution_id, execution_tag, action_name, status, message, retry_count,
+		repeat_count, expected_execution_time, start_time, end_time) VALUES ($1, 0, $2, $3, $4, $5, 0, $6, $7, $8, $9)`
+	// releaseSQL releases the buffered execution of job $2 (due at $3, store.BufferedDueAt) when
+	// no execution of the job is unfinished any more: it is due at $1. It is the twin of
+	// jobstate.BufferedRuns (storetest's Rule/Overlap pins both).
+	releaseSQL = `UPDATE executions e SET due_at = $1 WHERE e.job_id = $2 AND e.due_at = $3
+		AND NOT EXISTS (SELECT 1 FROM executions x WHERE x.job_id = $2 AND x.due_at <> $3)
+		RETURNING ` + sqlstore.ExecutionColumns
+)
+
+// specialClaims reports whether any of claims needs claimSpecial.
+func specialClaims(claims []store.ExecutionClaim) bool {
+	for i := range claims {
+		if claims[i].Special() {
+			return true
+		}
+	}
+	return false
+}
+
+// claimWithSpecial claims a batch holding special claims (store.ExecutionClaim.Special) in one
+// transaction: those one by one, with their jobs locked, the others as ExecutionClaimMany does.
+func (d *Driver) claimWithSpecial(ctx context.Context, params store.ExecutionClaimManyParams) ([]store.ExecutionClaimResult, error) {
+	out := make([]store.ExecutionClaimResult, len(params.Claims))
+	var (
+		special, restIdx []int
+		rest             []store.ExecutionClaim
+		locked           []int64
+	)
+	for i, c := range params.Claims {
+		if c.Special() {
+			special, locked = append(special, i), append(locked, c.Execution.JobID)
+		} else {
+			rest, restIdx = append(rest, c), append(restIdx, i)
+		}
+	}
+	sub := store.ExecutionClaimManyParams{Claims: rest, Now: params.Now, Term: params.Term}
+	subOut := make([]store.ExecutionClaimResult, len(rest))
+	runs := distinctJobRuns(len(rest), func(i int) int64 { return rest[i].Execution.JobID })
+	err := d.tx(ctx, func(tx pgx.Tx) error {
+		var ok bool
+		if err := tx.QueryRow(ctx, fenceSQL, params.Term).Scan(&ok); err != nil {
+			return err
+		}
+		if !ok {
+			return fmt.Errorf("term %d: %w", params.Term, store.ErrStaleTerm)
+		}
+		if err := lockJobs(ctx, tx, locked); err != nil {
+			return err
+		}
+		for _, r := range runs {
+			if err := d.claimRun(ctx, tx, sub, r[0], r[1], subOut); err != nil {
+				return err
+			}
+		}
+		for _, i := range special {
+			r, err := claimSpecial(ctx, tx, params.Claims[i], params.Now)
+			if err != nil {
+				return err
+			}
+			out[i] = r
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("execution claim: %w", err)
+	}
+	for k, i := range restIdx {
+		out[i] = subOut[k]
+	}
+	return out, nil
+}
+
+// lockJobs locks the rows of jobs (lockJobsSQL).
+func lockJobs(ctx context.Context, q querier, ids []int64) error {
+	if len(ids) == 0 {
+		return nil
+	}
+	ids = append([]int64(nil), ids...)
+	sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
+	rows, err := q.Query(ctx, lockJobsSQL, ids)
+	if err != nil {
+		return err
+	}
+	rows.Close()
+	return rows.Err()
+}
+
+// claimSpecial makes one special claim, its job's row locked: the overlap rule decides (run,
+// buffer or skip) from the job's executions, or the claim is a skip.
+func claimSpecial(ctx context.Context, tx pgx.Tx, c store.ExecutionClaim, now time.Time) (store.ExecutionClaimResult, error) {
+	e := c.Execution
+	if e.Phase == "" {
+		e.Phase = store.ActionMain
+	}
+	skip, next, buffered := c.Skip, c.NextExecutionTime, false
+	if skip == nil {
+		running, waiting, err := overlapState(ctx, tx, e.JobID)
+		if err != nil {
+			return store.ExecutionClaimResult{}, err
+		}
+		switch jobstate.Overlap(c.Overlap, running != "", waiting) {
+		case jobstate.OverlapSkipIt:
+			skip = &store.HistoryEntry{ExecutionTag: e.Tag, ActionName: store.ActionMain, Status: store.HistorySkipped,
+				Message: jobstate.OverlapSkippedMessage(c.Overlap, running), ExpectedExecutionTime: e.Scheduled, StartTime: now, EndTime: now}
+			next = c.SkipNext
+		case jobstate.OverlapBuffer:
+			buffered = true
+		case jobstate.OverlapRun:
+		}
+	}
+	if skip != nil {
+		var (
+			version int64
+			count   int
+		)
+		err := tx.QueryRow(ctx, skipClaimSQL, e.JobID, ts(next), now, c.ExpectVersion).Scan(&version, &count)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return claimLostOne(ctx, tx, e.JobID)
+		}
+		if err != nil {
+			return store.ExecutionClaimResult{}, fmt.Errorf("skip claim: %w", err)
+		}
+		_, err = tx.Exec(ctx, historyInsertSQL, e.JobID, skip.ExecutionTag, skip.ActionName, skip.Status, skip.Message, count,
+			ts(skip.ExpectedExecutionTime), ts(skip.StartTime), ts(skip.EndTime))
+		if err != nil {
+			return store.ExecutionClaimResult{}, fmt.Errorf("skip claim: history: %w", err)
+		}
+		return store.ExecutionClaimResult{Version: version, Skipped: true}, nil
+	}
+	last := jobstate.LastExecutionAt(now, e.DueAt)
+	if buffered {
+		e.DueAt, last = store.BufferedDueAt, now
+	}
+	var version int64
+	err := tx.QueryRow(ctx, claimOneSQL, e.JobID, ts(next), last, c.ExpectVersion).Scan(&version, &e.RepeatCount)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return claimLostOne(ctx, tx, e.JobID)
+	}
+	if err != nil {
+		return store.ExecutionClaimResult{}, err
+	}
+	err = tx.QueryRow(ctx, executionInsertSQL, e.JobID, e.Tag, e.Scheduled, e.RepeatCount, e.Missed, e.Phase, e.DueAt, e.ClaimedAt).Scan(&e.ID)
+	if err != nil {
+		return store.ExecutionClaimResult{}, fmt.Errorf("execution insert: %w", err)
+	}
+	return store.ExecutionClaimResult{Execution: &e, Version: version, Buffered: buffered}, nil
+}
+
+// overlapState returns the tag of the job's oldest unfinished execution ("": none) and whether
+// one of its executions is buffered.
+func overlapState(ctx context.Context, q querier, jobID int64) (running string, buffered bool, err error) {
+	rows, err := q.Query(ctx, overlapStateSQL, jobID, store.BufferedDueAt)
+	if err != nil {
+		return "", false, fmt.Errorf("overlap state: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var (
+			tag     string
+			waiting bool
+		)
+		if err := rows.Scan(&tag, &waiting); err != nil {
+			return "", false, fmt.Errorf("overlap state: %w", err)
+		}
+		switch {
+		case waiting:
+			buffered = true
+		case running == "":
+			running = tag
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return "", false, fmt.Errorf("overlap state: %w", err)
+	}
+	return running, buffered, nil
+}
+
+// claimLostOne tells why a special claim did not win: its job is gone, or changed.
+func claimLostOne(ctx context.Context, q querier, jobID int64) (store.ExecutionClaimResult, error) {
+	var exists bool
+	if err := q.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM jobs WHERE id = $1)`, jobID).Scan(&exists); err != nil {
+		return store.ExecutionClaimResult{}, err
+	}
+	if exists {
+		return store.ExecutionClaimResult{Err: fmt.Errorf("job %d changed: %w", jobID, store.ErrConflict)}, nil
+	}
+	return store.ExecutionClaimResult{Err: fmt.Errorf("job %d: %w", jobID, store.ErrNotFound)}, nil
+}
+
+// releasing lists the jobs of the records that may release a buffered execution.
+func releasing(records []store.AttemptRecord) []int64 {
+	var ids []int64
+	for _, r := range records {
+		if r.Release && r.Finished && !r.Cancelled {
+			ids = append(ids, r.JobID)
+		}
+	}
+	return ids
+}
+
+// releaseAll releases, after records (their results in out), the buffered executions of their
+// jobs that nothing unfinished holds back any more (store.AttemptRecord.Release).
+func releaseAll(ctx context.Context, q querier, now time.Time, records []store.AttemptRecord, out []store.AttemptRecordResult) error {
+	for i, r := range records {
+		if !r.Release || !r.Finished || r.Cancelled || out[i].Gone {
+			continue
+		}
+		rows, err := q.Query(ctx, releaseSQL, now, r.JobID, store.BufferedDueAt)
+		if err != nil {
+			return fmt.Errorf("release: %w", err)
+		}
+		for rows.Next() {
+			e := &store.Execution{}
+			dest, done := executionDest(e)
+			if err := rows.Scan(dest...); err != nil {
+				rows.Close()
+				return fmt.Errorf("release: %w", err)
+			}
+			done()
+			if out[i].Released == nil {
+				out[i].Released = e
+			}
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return fmt.Errorf("release: %w", err)
+		}
+	}
+	return nil
+}

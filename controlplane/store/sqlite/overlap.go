@@ -1,0 +1,172 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/store"
+	"github.com/schedulerhq/terraform-provider-scheduler/internal/jobstate"
+)
+
+// overlapStateSQL reads what jobstate.Overlap needs of a job: its stored executions, oldest
+// first, each with its due time (store.BufferedDueAt: buffered; any other: unfinished).
+const overlapStateSQL = `SELECT tag, due_at FROM executions WHERE job_id = ? ORDER BY id`
+
+// skipClaimSQL skips an occurrence of a job (store.ExecutionClaim.Skip): the job, at the
+// version expected and Claimable, takes its next execution ($1) and a new version, its count
+// unchanged. With nothing left and no execution of it stored it is Completed (the rule of
+// jobstate.Record.Settle for a job with nothing scheduled and no other execution).
+const skipClaimSQL = `UPDATE jobs SET version = version + 1,
+		next_execution_time = ?1,
+		state = CASE WHEN ?1 = 0 AND NOT EXISTS (SELECT 1 FROM executions x WHERE x.job_id = jobs.id)
+			THEN '` + jobstate.Completed + `' ELSE state END,
+		final_at = CASE WHEN ?1 = 0 AND NOT EXISTS (SELECT 1 FROM executions x WHERE x.job_id = jobs.id)
+			THEN ?2 ELSE final_at END
+		WHERE id = ?3 AND version = ?4 AND ` + claimableSQL + `
+		RETURNING version, execution_count`
+
+// releaseSQL releases the buffered execution of job ?2 (due_at ?3, store.BufferedDueAt) when no
+// execution of the job is unfinished any more: it is due at ?1. It is the twin of
+// jobstate.BufferedRuns (storetest's Rule/Overlap pins both).
+const releaseSQL = `UPDATE executions SET due_at = ?1 WHERE job_id = ?2 AND due_at = ?3
+		AND NOT EXISTS (SELECT 1 FROM executions x WHERE x.job_id = ?2 AND x.due_at != ?3)
+		RETURNING id, job_id, tag, scheduled, repeat_count, missed, manual, phase, attempt, due_at, claimed_at, owner, lease_until`
+
+// claimSpecial makes a claim that store.ExecutionClaim.Special says needs more than a scheduled
+// claim: the overlap rule decides (run, buffer or skip) from the job's executions, in the claim's
+// transaction (SQLite has one writer: nothing changes them meanwhile), or the claim is a skip.
+// A claim that runs or buffers returns its execution, to be inserted with the others.
+func (d *Driver) claimSpecial(ctx context.Context, tx *sql.Tx, c store.ExecutionClaim, now int64) (store.ExecutionClaimResult, error) {
+	e := c.Execution
+	if e.Phase == "" {
+		e.Phase = store.ActionMain
+	}
+	skip, next, buffered := c.Skip, c.NextExecutionTime, false
+	if skip == nil {
+		running, waiting, err := overlapState(ctx, tx, e.JobID)
+		if err != nil {
+			return store.ExecutionClaimResult{}, err
+		}
+		switch jobstate.Overlap(c.Overlap, running != "", waiting) {
+		case jobstate.OverlapSkipIt:
+			at := fromNanos(now)
+			skip = &store.HistoryEntry{ExecutionTag: e.Tag, ActionName: store.ActionMain, Status: store.HistorySkipped,
+				Message: jobstate.OverlapSkippedMessage(c.Overlap, running), ExpectedExecutionTime: e.Scheduled, StartTime: at, EndTime: at}
+			next = c.SkipNext
+		case jobstate.OverlapBuffer:
+			buffered = true
+		case jobstate.OverlapRun:
+		}
+	}
+	if skip != nil {
+		return d.skipClaim(ctx, tx, c.ExpectVersion, e.JobID, next, skip, now)
+	}
+	last := lastExecutionAt(&e, now)
+	if buffered {
+		e.DueAt, last = store.BufferedDueAt, now
+	}
+	var (
+		version int64
+		count   int
+	)
+	err := d.stmt(ctx, tx, "claim.scheduled").QueryRowContext(ctx, nanos(next), last, e.JobID, c.ExpectVersion).Scan(&version, &count)
+	if errors.Is(err, sql.ErrNoRows) {
+		return d.claimLost(ctx, tx, e.JobID)
+	}
+	if err != nil {
+		return store.ExecutionClaimResult{}, err
+	}
+	e.RepeatCount = count
+	return store.ExecutionClaimResult{Execution: &e, Version: version, Buffered: buffered}, nil
+}
+
+// overlapState returns the tag of the job's oldest unfinished execution ("": none) and whether
+// one of its executions is buffered.
+func overlapState(ctx context.Context, tx *sql.Tx, jobID int64) (running string, buffered bool, err error) {
+	rows, err := tx.QueryContext(ctx, overlapStateSQL, jobID)
+	if err != nil {
+		return "", false, fmt.Errorf("overlap state: %w", err)
+	}
+	defer rows.Close()
+	waiting := nanos(store.BufferedDueAt)
+	for rows.Next() {
+		var (
+			tag string
+			due int64
+		)
+		if err := rows.Scan(&tag, &due); err != nil {
+			return "", false, fmt.Errorf("overlap state: %w", err)
+		}
+		switch {
+		case due == waiting:
+			buffered = true
+		case running == "":
+			running = tag
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return "", false, fmt.Errorf("overlap state: %w", err)
+	}
+	return running, buffered, nil
+}
+
+// skipClaim skips an occurrence: the job takes next and h goes into its history.
+func (d *Driver) skipClaim(ctx context.Context, tx *sql.Tx, expect, jobID int64, next time.Time, h *store.HistoryEntry, now int64) (store.ExecutionClaimResult, error) {
+	var (
+		version int64
+		count   int
+	)
+	err := tx.QueryRowContext(ctx, skipClaimSQL, nanos(next), now, jobID, expect).Scan(&version, &count)
+	if errors.Is(err, sql.ErrNoRows) {
+		return d.claimLost(ctx, tx, jobID)
+	}
+	if err != nil {
+		return store.ExecutionClaimResult{}, fmt.Errorf("skip claim: %w", err)
+	}
+	if err := d.insertHistory(ctx, tx, []any{jobID, 0, h.ExecutionTag, h.ActionName, h.Status, h.Message, 0, count,
+		nanos(h.ExpectedExecutionTime), nanos(h.StartTime), nanos(h.EndTime)}); err != nil {
+		return store.ExecutionClaimResult{}, err
+	}
+	return store.ExecutionClaimResult{Version: version, Skipped: true}, nil
+}
+
+// claimLost tells why a claim of job jobID did not win: gone, or changed.
+func (d *Driver) claimLost(ctx context.Context, tx *sql.Tx, jobID int64) (store.ExecutionClaimResult, error) {
+	var one int
+	switch err := d.stmt(ctx, tx, "claim.exists").QueryRowContext(ctx, jobID).Scan(&one); {
+	case errors.Is(err, sql.ErrNoRows):
+		return store.ExecutionClaimResult{Err: fmt.Errorf("job %d: %w", jobID, store.ErrNotFound)}, nil
+	case err != nil:
+		return store.ExecutionClaimResult{}, err
+	}
+	return store.ExecutionClaimResult{Err: fmt.Errorf("job %d changed: %w", jobID, store.ErrConflict)}, nil
+}
+
+// release releases the buffered execution of a record's job (store.AttemptRecord.Release) when
+// nothing of the job is unfinished: nil when none is released.
+func (d *Driver) release(ctx context.Context, tx *sql.Tx, jobID, now int64) (*store.Execution, error) {
+	rows, err := tx.QueryContext(ctx, releaseSQL, now, jobID, nanos(store.BufferedDueAt))
+	if err != nil {
+		return nil, fmt.Errorf("release: %w", err)
+	}
+	defer rows.Close()
+	var out *store.Execution
+	for rows.Next() {
+		e := &store.Execution{}
+		dest, done := executionDest(e)
+		if err := rows.Scan(dest...); err != nil {
+			return nil, fmt.Errorf("release: %w", err)
+		}
+		done()
+		if out == nil {
+			out = e
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("release: %w", err)
+	}
+	return out, nil
+}
