@@ -110,9 +110,14 @@ func (l *loop) unpark(now time.Time, room *capacity, claims []*claimOp) []*claim
 	return claims
 }
 
-// claim builds the claim of e's due occurrence, coalescing misfired ones.
+// claim builds the claim of e's due occurrence, coalescing misfired ones (or, under the misfire
+// policy Skip, skipping them: see skipClaim). A job with an overlap policy has the store apply
+// the overlap rule to it (run, buffer or skip).
 func (l *loop) claim(e *entry, now time.Time) *claimOp {
 	c := jobstate.ClaimWith(e.rule.rule, e.jitterKey, e.next, e.execCount, now, e.def.misfire)
+	if c.Skipped > 0 {
+		return l.skipClaim(e, c, now)
+	}
 	scheduled, missed, next := c.Scheduled, c.Missed, c.Next
 	start := scheduled // when it starts: scheduled plus the job's jitter; it still reports scheduled
 	if e.jitterKey != "" {
@@ -140,6 +145,48 @@ func (l *loop) claim(e *entry, now time.Time) *claimOp {
 			},
 			ExpectVersion:     e.version,
 			NextExecutionTime: next,
+			Overlap:           overlapOf(e),
+			SkipNext:          skipNext(e, scheduled),
+		},
+	}
+}
+
+// overlapOf is the overlap policy a claim of e carries ("": none to apply).
+func overlapOf(e *entry) string {
+	if jobstate.Overlapping(e.def.overlap) {
+		return e.def.overlap
+	}
+	return ""
+}
+
+// skipNext is e's next execution should the overlap rule skip its occurrence at scheduled.
+func skipNext(e *entry, scheduled time.Time) time.Time {
+	if !jobstate.Overlapping(e.def.overlap) {
+		return time.Time{}
+	}
+	return jobstate.SkipNext(e.rule.rule, scheduled)
+}
+
+// skipClaim is the claim that records the occurrences the misfire policy Skip skipped (c.Skipped
+// of them, from e's due one to c.LastSkipped) in one Skipped history entry; it runs nothing and
+// moves the job's next execution to the first occurrence not skipped (c.Scheduled; zero when
+// none is left), which the loop then claims as any other.
+func (l *loop) skipClaim(e *entry, c jobstate.Claimed, now time.Time) *claimOp {
+	e.claiming = true
+	tag := uuid.NewString()
+	msg := jobstate.MisfireSkippedMessage(c.Skipped, e.next, c.LastSkipped, e.def.misfire.Threshold)
+	l.s.log.Info("missed occurrences skipped (misfire policy Skip)", "job_id", e.id, "occurrences", c.Skipped,
+		"first", e.next, "last", c.LastSkipped)
+	return &claimOp{
+		entry:  e,
+		target: e.def.target,
+		skip:   true,
+		claim: store.ExecutionClaim{
+			Execution:         store.Execution{JobID: e.id, Tag: tag, Scheduled: e.next, Phase: store.ActionMain, DueAt: now, ClaimedAt: now},
+			ExpectVersion:     e.version,
+			NextExecutionTime: c.Scheduled,
+			Skip: &store.HistoryEntry{ExecutionTag: tag, ActionName: store.ActionMain, Status: store.HistorySkipped, Message: msg,
+				ExpectedExecutionTime: e.next, StartTime: now, EndTime: now},
 		},
 	}
 }
@@ -172,11 +219,29 @@ func (l *loop) claimed(ctx context.Context, ev claimsCommitted) {
 		}
 		x := res.Execution
 		switch {
+		case res.Skipped:
+			// Nothing runs: the job moved on to the skip's next execution, its count unchanged.
+			next := c.claim.NextExecutionTime
+			if !c.skip {
+				next = c.claim.SkipNext
+				l.s.log.Info("occurrence skipped: the job's previous execution is unfinished (overlap policy)",
+					"job_id", e.id, "overlap", c.claim.Overlap, "expected_execution_time", c.claim.Execution.Scheduled)
+			}
+			l.s.signals.Skipped.Signal(Skipped{JobID: e.id, Scheduled: c.claim.Execution.Scheduled})
+			l.s.m.skipped.Inc()
+			if l.entries[e.id] == e {
+				e.version = res.Version
+				l.settle(ctx, e, next)
+			}
+			continue
 		case l.entries[e.id] != e:
 			// Dropped while the claim was being committed (deleted, or it cannot fire any more):
 			// the change wins.
 			l.s.cancel(ctx, x)
 			continue
+		case res.Buffered:
+			// Stored waiting: the record that ends the job's unfinished execution releases it.
+			l.s.signals.Buffered.Signal(Buffered{JobID: e.id, Tag: x.Tag, Scheduled: x.Scheduled})
 		case x.DueAt.After(l.s.clock.Now()):
 			// Claimed ahead: the attempt starts when due, unless a change cancels it first.
 			l.s.to.hold(x, c.job, c.target, e.aheadStarted)
@@ -184,22 +249,29 @@ func (l *loop) claimed(ctx context.Context, ev claimsCommitted) {
 			l.s.to.run(x, c.job, c.target) // the leader's: an executor takes it
 			e.started = max(e.started, x.Scheduled.UnixNano())
 		}
-		e.version, e.execCount, e.next = res.Version, x.RepeatCount, c.claim.NextExecutionTime
-		switch {
-		case e.dirty:
-			e.dirty = false
-			if e.changed { // the job changed while the claim was being committed: the change wins
-				e.changed = false
-				l.cancelAhead(ctx, e.id)
-			}
-			l.reload(ctx, e.id)
-			if l.entries[e.id] == nil { // it cannot fire any more (its collection disabled...)
-				l.cancelAhead(ctx, e.id)
-			}
-		case e.next.IsZero():
-			l.drop(e.id) // nothing left: it completes when its execution ends
-		default:
-			l.push(e.startAt().Add(-l.s.cfg.Lookahead), e)
+		e.version, e.execCount = res.Version, x.RepeatCount
+		l.settle(ctx, e, c.claim.NextExecutionTime)
+	}
+}
+
+// settle moves an entry whose claim was answered on to its next execution: reloaded when its
+// job changed meanwhile, dropped when nothing is left, else back in the heap.
+func (l *loop) settle(ctx context.Context, e *entry, next time.Time) {
+	e.next = next
+	switch {
+	case e.dirty:
+		e.dirty = false
+		if e.changed { // the job changed while the claim was being committed: the change wins
+			e.changed = false
+			l.cancelAhead(ctx, e.id)
 		}
+		l.reload(ctx, e.id)
+		if l.entries[e.id] == nil { // it cannot fire any more (its collection disabled...)
+			l.cancelAhead(ctx, e.id)
+		}
+	case e.next.IsZero():
+		l.drop(e.id) // nothing left: it completes when its execution ends
+	default:
+		l.push(l.claimAt(e), e)
 	}
 }

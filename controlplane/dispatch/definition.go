@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/store"
+	"github.com/schedulerhq/terraform-provider-scheduler/internal/jobdef"
 	"github.com/schedulerhq/terraform-provider-scheduler/internal/jobstate"
 	"github.com/schedulerhq/terraform-provider-scheduler/internal/wire"
 )
@@ -25,6 +26,7 @@ type sharedDef struct {
 	// same for every job of the definition.
 	target  string
 	misfire jobstate.Misfire
+	overlap string // the overlap policy (jobstate.OverlapPolicies, canonical)
 	// props is key decoded, read-only (an attempt opens its secrets in a copy: openSecrets),
 	// kept once the definition is shared (refs > 1) and an occurrence of it was claimed: a
 	// decoded job is a few dozen small objects that every garbage collection marks, worth it
@@ -33,7 +35,7 @@ type sharedDef struct {
 }
 
 // definitionKey is what an entry keeps of j's properties (its definitions key): what an attempt
-// reads (the action, the misfire rule), not what it does not (the startTime and recurrence,
+// reads (the action, the misfire rule and overlap policy), not what it does not (the startTime and recurrence,
 // kept in the entry's rule; the state, status, resumeAt and note), which would keep jobs that do
 // the same thing apart.
 func definitionKey(j *store.Job) (string, error) {
@@ -52,7 +54,8 @@ func (l *loop) acquireDef(key string, j *store.Job) *sharedDef {
 		d.refs++
 		return d
 	}
-	d := &sharedDef{key: key, refs: 1, target: l.intern(l.s.target(j.Properties, store.ActionMain)), misfire: l.s.misfire(&j.Properties)}
+	d := &sharedDef{key: key, refs: 1, target: l.intern(l.s.target(j.Properties, store.ActionMain)), misfire: l.s.misfire(&j.Properties),
+		overlap: jobdef.OverlapOf(&j.Properties)}
 	l.defs[key] = d
 	return d
 }

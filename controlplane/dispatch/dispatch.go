@@ -370,6 +370,10 @@ type TestSignals struct {
 	Parked testsignal.Signal[Parked]
 	// Cancelled is sent when an occurrence claimed ahead is cancelled by a change of its job.
 	Cancelled testsignal.Signal[Cancelled]
+	// Skipped is sent when a claim skipped an occurrence (overlap or misfire policy Skip) and
+	// Buffered when one was stored waiting (overlap policy BufferOne).
+	Skipped  testsignal.Signal[Skipped]
+	Buffered testsignal.Signal[Buffered]
 }
 
 // Init enables every signal.
@@ -377,6 +381,22 @@ func (s *TestSignals) Init() {
 	s.Quiet.Init()
 	s.Parked.Init()
 	s.Cancelled.Init()
+	s.Skipped.Init()
+	s.Buffered.Init()
+}
+
+// Skipped is an occurrence of a job that was skipped and recorded (the first of them, for the
+// misfire policy Skip).
+type Skipped struct {
+	JobID     int64
+	Scheduled time.Time
+}
+
+// Buffered is an occurrence of a job stored waiting for the end of its unfinished execution.
+type Buffered struct {
+	JobID     int64
+	Tag       string
+	Scheduled time.Time
 }
 
 // Quiet is the state of a dispatcher with nothing in flight: the time, and when it has

@@ -292,6 +292,9 @@ func (ex *Executor) load(ctx context.Context) (int, error) {
 				n++
 				continue
 			}
+			if x.DueAt.Equal(store.BufferedDueAt) {
+				continue // buffered: the record that ends its job's unfinished execution releases it
+			}
 			ex.held.push(x, nil, "", false, false, nil)
 			n++
 		}
@@ -468,6 +471,9 @@ func (ex *Executor) taken(ev executionsTaken) {
 // scheduler.
 func (ex *Executor) recorded(ev recordsCommitted) {
 	for i, r := range ev.records {
+		if x := ev.results[i].Released; x != nil {
+			ex.released(x)
+		}
 		if ev.results[i].Gone || r.rec.Next.IsZero() {
 			continue
 		}
@@ -483,6 +489,19 @@ func (ex *Executor) recorded(ev recordsCommitted) {
 		ex.hooks.recorded(ev.records, ev.results)
 	}
 	ex.pendingRecords.Add(-int64(len(ev.records)))
+}
+
+// released runs a buffered execution that a record released (due now): a single process's
+// executor runs it here; a replica's wakes its taker, and whichever executor takes it first
+// runs it.
+func (ex *Executor) released(x *store.Execution) {
+	ex.log.Info("buffered occurrence released: the job's previous execution ended", "job_id", x.JobID,
+		"execution_tag", x.Tag, "expected_execution_time", x.Scheduled)
+	if ex.replica() {
+		ex.Wake()
+		return
+	}
+	ex.held.push(x, nil, "", false, false, nil)
 }
 
 // newExecutorMetrics makes an executor's metrics (scheduler_executions_taken_total on a

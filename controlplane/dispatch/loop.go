@@ -201,6 +201,16 @@ func (e *entry) startAt() time.Time {
 	return jobstate.StartAt(e.rule.rule, e.jitterKey, e.next)
 }
 
+// claimAt is when the loop claims e's next occurrence: Lookahead before it starts, or when it
+// starts for a job with an overlap policy, so that the store's overlap rule sees whether the
+// previous execution is still unfinished when the occurrence falls due, not before.
+func (l *loop) claimAt(e *entry) time.Time {
+	if jobstate.Overlapping(e.def.overlap) {
+		return e.startAt()
+	}
+	return e.startAt().Add(-l.s.cfg.Lookahead)
+}
+
 // loop owns the schedule; only the scheduler's goroutine touches these fields.
 type loop struct {
 	s       *Scheduler

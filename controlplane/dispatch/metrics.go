@@ -15,6 +15,7 @@ type metrics struct {
 	executions *prometheus.CounterVec
 	taken      prometheus.Counter
 	rescued    prometheus.Counter
+	skipped    prometheus.Counter
 }
 
 // newMetrics makes an actor's metrics and registers its own: the leader's scheduler's
@@ -39,6 +40,10 @@ func newMetrics(reg prometheus.Registerer, leader, replica bool, backlog, runnin
 			Name: "scheduler_executions_rescued_total",
 			Help: "Executions re-queued by this replica while it led, because their owner's lease ran out (a replica died or lost the database).",
 		}),
+		skipped: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "scheduler_occurrence_skips_total",
+			Help: "Skipped history entries written by this process's scheduler: occurrences the overlap policy skipped, and runs of missed occurrences the misfire policy Skip skipped (one entry each).",
+		}),
 	}
 	for _, o := range []string{outcomeCompleted, outcomeFailed, outcomeFaulted} {
 		m.executions.WithLabelValues(o)
@@ -46,7 +51,7 @@ func newMetrics(reg prometheus.Registerer, leader, replica bool, backlog, runnin
 	var cs []prometheus.Collector
 	switch {
 	case leader:
-		cs = append(cs, m.rescued)
+		cs = append(cs, m.rescued, m.skipped)
 	default:
 		cs = append(cs, m.lateness, m.executions,
 			prometheus.NewGaugeFunc(prometheus.GaugeOpts{
@@ -59,6 +64,8 @@ func newMetrics(reg prometheus.Registerer, leader, replica bool, backlog, runnin
 			}, running))
 		if replica {
 			cs = append(cs, m.taken)
+		} else {
+			cs = append(cs, m.skipped) // a single process's scheduler
 		}
 	}
 	for _, c := range cs {

@@ -95,7 +95,7 @@ func (l *loop) put(j *store.Job) {
 		l.releaseDef(cur.def)
 		l.colls.release(cur.coll)
 	}
-	l.push(e.startAt().Add(-l.s.cfg.Lookahead), e)
+	l.push(l.claimAt(e), e)
 	l.entries[j.ID] = e
 }
 

@@ -323,12 +323,7 @@ func executions(hs []*held) []*store.Execution {
 const capacityUnbounded = math.MaxInt32
 
 // misfire is a job's misfire rule: its own policy and threshold, else RunOnce and the daemon's
-// threshold. The Skip policy's record of what it skipped is not built yet: until it is, a Skip
-// job's missed occurrences are coalesced (RunOnce) rather than dropped unrecorded.
+// threshold.
 func (s *Scheduler) misfire(p *wire.JobProperties) jobstate.Misfire {
-	m := jobdef.MisfireOf(p, s.cfg.MisfireThreshold)
-	if m.Policy == jobstate.MisfireSkip {
-		m.Policy = jobstate.MisfireRunOnce
-	}
-	return m
+	return jobdef.MisfireOf(p, s.cfg.MisfireThreshold)
 }

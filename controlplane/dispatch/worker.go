@@ -320,6 +320,8 @@ func (ex *Executor) attempt(ctx context.Context, t task) (*recordOp, bool) {
 		HasErrorAction: props.Action != nil && props.Action.ErrorAction != nil, End: end, Tag: x.Tag,
 	}.Outcome()
 	r.rec.Failure, r.rec.Finished, r.rec.Faulted = o.Failure, o.Finished, o.Faulted
+	// A job with an overlap policy may have an occurrence buffered for this execution's end.
+	r.rec.Release = o.Finished && jobstate.Overlapping(jobdef.OverlapOf(&t.job.Properties))
 	r.rec.Next, r.rec.Phase, r.rec.Attempt = o.Next, o.Phase, o.Retries
 	switch o.Result {
 	case jobstate.Succeeded:

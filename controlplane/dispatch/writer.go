@@ -21,6 +21,7 @@ type claimOp struct {
 	job    *store.Job // decoded from the entry's definition (the leader's: a stub)
 	target string
 	due    bool // due when claimed (not ahead): it takes capacity
+	skip   bool // the misfire policy Skip's record (claim.Skip): nothing runs
 	claim  store.ExecutionClaim
 }
 

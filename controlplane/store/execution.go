@@ -35,8 +35,10 @@ const (
 // BufferedDueAt is the due time an execution is stored with while it waits, buffered by the
 // BufferOne overlap policy, for the end of its job's unfinished execution: no executor takes it
 // (nothing is due that late) until the record that ends that execution releases it
-// (AttemptRecord.Release), due then.
-var BufferedDueAt = time.Date(2200, 1, 1, 0, 0, 0, 0, time.UTC)
+// (AttemptRecord.Release), due then. It is BackfillWaiting: a waiting execution is a
+// backfill's when its Backfill is set, else the one the overlap policy buffered. Neither kind
+// is unfinished for the overlap rule: only the executions that do not wait are.
+var BufferedDueAt = BackfillWaiting
 
 // Execution is an occurrence the dispatcher claimed and has not finished: it is stored before
 // its first attempt runs and deleted when its last attempt is recorded, so a process that dies in

@@ -91,3 +91,14 @@ func MisfireOf(p *wire.JobProperties, daemon time.Duration) jobstate.Misfire {
 	}
 	return m
 }
+
+// OverlapOf is a job's overlap policy in its canonical spelling (jobstate.OverlapPolicies;
+// Allow when it has none).
+func OverlapOf(p *wire.JobProperties) string {
+	if p != nil {
+		if pol, ok := Canonical(p.Overlap, jobstate.OverlapPolicies); ok {
+			return pol
+		}
+	}
+	return jobstate.OverlapAllow
+}

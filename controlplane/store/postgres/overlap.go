@@ -24,8 +24,9 @@ const (
 	// fenceSQL is true when the claims may be made under term $1 (see termFence).
 	fenceSQL = `SELECT ` + termFence
 	// overlapStateSQL reads what jobstate.Overlap needs of a job: its executions, oldest first,
-	// each saying whether it is buffered (due at store.BufferedDueAt, $2).
-	overlapStateSQL = `SELECT tag, due_at = $2 FROM executions WHERE job_id = $1 ORDER BY id`
+	// each saying whether it waits (due at store.BufferedDueAt, $2) and whether it is a
+	// backfill's (waiting, it is not buffered).
+	overlapStateSQL = `SELECT tag, due_at = $2, backfill FROM executions WHERE job_id = $1 ORDER BY id`
 	// claimOneSQL is a scheduled claim of one job (its execution inserted by executionInsertSQL).
 	claimOneSQL = `UPDATE jobs j SET next_execution_time = $2, execution_count = j.execution_count + 1,
 		last_execution_time = $3, version = j.version + 1
@@ -45,10 +46,11 @@ const (
 		WHERE j.id = $1 AND j.version = $4 AND ` + claimableSQL + ` RETURNING j.version, j.execution_count`
 	historyInsertSQL = `INSERT INTO history (job_id, execution_id, execution_tag, action_name, status, message, retry_count,
 		repeat_count, expected_execution_time, start_time, end_time) VALUES ($1, 0, $2, $3, $4, $5, 0, $6, $7, $8, $9)`
-	// releaseSQL releases the buffered execution of job $2 (due at $3, store.BufferedDueAt) when
-	// no execution of the job is unfinished any more: it is due at $1. It is the twin of
-	// jobstate.BufferedRuns (storetest's Rule/Overlap pins both).
-	releaseSQL = `UPDATE executions e SET due_at = $1 WHERE e.job_id = $2 AND e.due_at = $3
+	// releaseSQL releases the buffered execution of job $2 (due at $3, store.BufferedDueAt, not a
+	// backfill's) when no execution of the job is unfinished any more (none that does not wait):
+	// it is due at $1. It is the twin of jobstate.BufferedRuns (storetest's Rule/OverlapRelease
+	// pins both).
+	releaseSQL = `UPDATE executions e SET due_at = $1 WHERE e.job_id = $2 AND e.due_at = $3 AND NOT e.backfill
 		AND NOT EXISTS (SELECT 1 FROM executions x WHERE x.job_id = $2 AND x.due_at <> $3)
 		RETURNING ` + sqlstore.ExecutionColumns
 )
@@ -202,15 +204,15 @@ func overlapState(ctx context.Context, q querier, jobID int64) (running string, 
 	defer rows.Close()
 	for rows.Next() {
 		var (
-			tag     string
-			waiting bool
+			tag               string
+			waiting, backfill bool
 		)
-		if err := rows.Scan(&tag, &waiting); err != nil {
+		if err := rows.Scan(&tag, &waiting, &backfill); err != nil {
 			return "", false, fmt.Errorf("overlap state: %w", err)
 		}
 		switch {
 		case waiting:
-			buffered = true
+			buffered = buffered || !backfill
 		case running == "":
 			running = tag
 		}

@@ -5,15 +5,18 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/store"
+	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/store/sqlstore"
 	"github.com/schedulerhq/terraform-provider-scheduler/internal/jobstate"
 )
 
 // overlapStateSQL reads what jobstate.Overlap needs of a job: its stored executions, oldest
-// first, each with its due time (store.BufferedDueAt: buffered; any other: unfinished).
-const overlapStateSQL = `SELECT tag, due_at FROM executions WHERE job_id = ? ORDER BY id`
+// first, each with its due time (store.BufferedDueAt: waiting, buffered unless a backfill's;
+// any other: unfinished).
+const overlapStateSQL = `SELECT tag, due_at, backfill FROM executions WHERE job_id = ? ORDER BY id`
 
 // skipClaimSQL skips an occurrence of a job (store.ExecutionClaim.Skip): the job, at the
 // version expected and Claimable, takes its next execution ($1) and a new version, its count
@@ -28,12 +31,16 @@ const skipClaimSQL = `UPDATE jobs SET version = version + 1,
 		WHERE id = ?3 AND version = ?4 AND ` + claimableSQL + `
 		RETURNING version, execution_count`
 
-// releaseSQL releases the buffered execution of job ?2 (due_at ?3, store.BufferedDueAt) when no
-// execution of the job is unfinished any more: it is due at ?1. It is the twin of
-// jobstate.BufferedRuns (storetest's Rule/Overlap pins both).
-const releaseSQL = `UPDATE executions SET due_at = ?1 WHERE job_id = ?2 AND due_at = ?3
+// releaseSQL releases the buffered execution of job ?2 (due_at ?3, store.BufferedDueAt, not a
+// backfill's) when no execution of the job is unfinished any more (none that does not wait): it
+// is due at ?1. It is the twin of jobstate.BufferedRuns (storetest's Rule/OverlapRelease pins
+// both).
+var releaseSQL = `UPDATE executions SET due_at = ?1 WHERE job_id = ?2 AND due_at = ?3 AND NOT backfill
 		AND NOT EXISTS (SELECT 1 FROM executions x WHERE x.job_id = ?2 AND x.due_at != ?3)
-		RETURNING id, job_id, tag, scheduled, repeat_count, missed, manual, phase, attempt, due_at, claimed_at, owner, lease_until`
+		RETURNING ` + executionReturning
+
+// executionReturning is sqlstore.ExecutionColumns unqualified, for a RETURNING clause.
+var executionReturning = strings.ReplaceAll(sqlstore.ExecutionColumns, "e.", "")
 
 // claimSpecial makes a claim that store.ExecutionClaim.Special says needs more than a scheduled
 // claim: the overlap rule decides (run, buffer or skip) from the job's executions, in the claim's
@@ -94,15 +101,16 @@ func overlapState(ctx context.Context, tx *sql.Tx, jobID int64) (running string,
 	waiting := nanos(store.BufferedDueAt)
 	for rows.Next() {
 		var (
-			tag string
-			due int64
+			tag      string
+			due      int64
+			backfill int
 		)
-		if err := rows.Scan(&tag, &due); err != nil {
+		if err := rows.Scan(&tag, &due, &backfill); err != nil {
 			return "", false, fmt.Errorf("overlap state: %w", err)
 		}
 		switch {
 		case due == waiting:
-			buffered = true
+			buffered = buffered || backfill == 0
 		case running == "":
 			running = tag
 		}
