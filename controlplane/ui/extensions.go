@@ -196,10 +196,18 @@ type traceRef struct {
 // traceOf is the trace of the execution a history entry belongs to: the one its attempts carry
 // in traceparent (action.ExecutionTrace of the job's resource ID and the tag).
 func (s *Server) traceOf(j *store.Job, h *store.HistoryEntry) traceRef {
-	if h.ExecutionTag == "" || h.Status == store.HistorySkipped {
+	if h.Status == store.HistorySkipped {
 		return traceRef{}
 	}
-	id, _ := action.ExecutionTrace(j.Key.ID(), h.ExecutionTag)
+	return s.traceOfTag(j, h.ExecutionTag)
+}
+
+// traceOfTag is the trace of j's execution tagged tag (none without a tag).
+func (s *Server) traceOfTag(j *store.Job, tag string) traceRef {
+	if tag == "" {
+		return traceRef{}
+	}
+	id, _ := action.ExecutionTrace(j.Key.ID(), tag)
 	t := traceRef{ID: hex.EncodeToString(id[:])}
 	if s.traceURL != "" {
 		t.URL = strings.ReplaceAll(s.traceURL, TraceIDPlaceholder, t.ID)

@@ -335,6 +335,10 @@ func TestHistorySkippedAndTraces(t *testing.T) {
 	if n := strings.Count(body, `<tr data-tag="`); n != 1 || !strings.Contains(body, `<tr data-tag="`+ran.ExecutionTag+`" data-outcome="succeeded">`) {
 		t.Errorf("%d executions listed:\n%s", n, section(body, "executions"))
 	}
+	// The execution's row links its trace too.
+	wantIn(t, "the executions", section(body, "executions"),
+		`<td><a class="trace" href="https://tempo.example/trace/`+traceID+`?org=ops&amp;x=1" rel="noreferrer" data-trace-id="`+traceID+`"><code>`+traceID+`</code></a></td>
+    </tr>`)
 	// The Skipped filter lists it alone.
 	filtered := getWith(t, s, c, uiCollA+"/jobs/Traced?status=skipped")
 	if n := strings.Count(filtered, `<tr data-history-id=`); n != 1 || !strings.Contains(filtered, `data-status="Skipped"`) ||

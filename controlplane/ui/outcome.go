@@ -37,6 +37,7 @@ type execution struct {
 	Expected time.Time // the occurrence's scheduled time
 	Start    time.Time // the first attempt's start
 	End      time.Time // the newest attempt's end
+	Trace    traceRef  // its trace (set by the job page)
 }
 
 // Duration is from the first attempt's start to the newest attempt's end.

@@ -315,6 +315,9 @@ func (s *Server) job(w http.ResponseWriter, r *http.Request, req *request) {
 		s.storeFail(w, r, err)
 		return
 	}
+	for i := range d.Executions {
+		d.Executions[i].Trace = s.traceOfTag(j, d.Executions[i].Tag)
+	}
 	d.RunsChart = runsChart(d.Executions, loc)
 	status, body, msg := s.callAPI(ctx, req.sess.principal, http.MethodGet, apiPath(j.Key), nil)
 	if status != http.StatusOK {
