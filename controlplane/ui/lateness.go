@@ -8,6 +8,8 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
+
+	"github.com/schedulerhq/terraform-provider-scheduler/internal/testsignal"
 )
 
 // Metric names read from the daemon's registry (defined by package dispatch).
@@ -40,6 +42,8 @@ type lateness struct {
 	gatherer prometheus.Gatherer
 	mu       sync.Mutex
 	ring     []histSample
+	// sampled is sent the time of each sample Run takes (tests).
+	sampled testsignal.Signal[time.Time]
 }
 
 // read returns the histogram now; ok is false when the registry has none.

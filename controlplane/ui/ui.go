@@ -219,8 +219,13 @@ func New(cfg Config) (*Server, error) {
 
 // Run samples the dispatcher's lateness histogram every minute until ctx ends.
 func (s *Server) Run(ctx context.Context) {
-	s.late.sample(s.clock.Now())
-	clock.Every(ctx, s.clock, sampleEvery, nil, func(context.Context) { s.late.sample(s.clock.Now()) })
+	take := func() {
+		now := s.clock.Now()
+		s.late.sample(now)
+		s.late.sampled.Signal(now)
+	}
+	take()
+	clock.Every(ctx, s.clock, sampleEvery, nil, func(context.Context) { take() })
 }
 
 // ServeHTTP answers a request under Prefix.
