@@ -2,13 +2,18 @@ package provider
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
+	"os"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/providerserver"
+	"github.com/hashicorp/terraform-plugin-framework/types"
 	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
 	"github.com/hashicorp/terraform-plugin-testing/config"
 	"github.com/hashicorp/terraform-plugin-testing/helper/acctest"
@@ -681,4 +686,77 @@ func TestAccJob_whenImportByIdentity(t *testing.T) {
 			importStep(resource.ImportBlockWithID),
 		},
 	})
+}
+
+// The provider and the API cannot disagree: for each bad input, the plan-time errors are the
+// daemon's 400 problems, one for one, at the same fields (in HCL's names) with the same words;
+// the job is not stored. Needs the acceptance tests' daemon (TF_ACC).
+func TestAccJob_whenPlanAgreesWithTheAPI(t *testing.T) {
+	if os.Getenv("TF_ACC") == "" {
+		t.Skip("needs the acceptance tests' daemon (TF_ACC=1)")
+	}
+	ctx := context.Background()
+	c := testClient(t)
+	coll := client.CollectionID{Subscription: DefaultSubscriptionID, ResourceGroup: "default", Name: acctest.RandomWithPrefix("agree")}
+	if _, err := c.CollectionPut(ctx, coll, &wire.JobCollectionDefinition{Location: "local",
+		Properties: &wire.JobCollectionProperties{Sku: &wire.Sku{Name: "Standard"}}}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.CollectionDelete(context.Background(), coll) })
+	many := make([]string, 1001)
+	for i := range many {
+		many[i] = time.Date(2041, 1, 1, 0, 0, 0, 0, time.UTC).AddDate(0, 0, i).Format(time.DateOnly)
+	}
+	for i, tc := range []struct {
+		name   string
+		modify func(m *jobModel)
+	}{
+		{"overlap", func(m *jobModel) { m.Overlap = types.StringValue("sometimes") }},
+		{"misfire", func(m *jobModel) {
+			m.Misfire = &misfireModel{Policy: types.StringValue("later"), Threshold: types.StringValue("P8D")}
+		}},
+		{"threshold", func(m *jobModel) {
+			m.Misfire = &misfireModel{Policy: types.StringNull(), Threshold: types.StringValue("soon")}
+		}},
+		{"jitter of a period", func(m *jobModel) {
+			m.Recurrence.Frequency, m.Recurrence.Jitter = types.StringValue("Hour"), types.StringValue("PT1H")
+		}},
+		{"jitter over 12 hours", func(m *jobModel) { m.Recurrence.Jitter = types.StringValue("PT12H1S") }},
+		{"dates", func(m *jobModel) { m.Recurrence.ExcludeDates = strs("2040-12-25", "2040-02-30", "2040-12-25") }},
+		{"1,001 dates", func(m *jobModel) { m.Recurrence.ExcludeDates = strs(many...) }},
+		{"note", func(m *jobModel) { m.Note = types.StringValue(strings.Repeat("é", 513)) }},
+		{"resume_at", func(m *jobModel) { m.ResumeAt = types.StringValue("next monday") }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			m := whenJob()
+			m.Recurrence.Count = types.Int64Null()
+			tc.modify(m)
+			var diags diag.Diagnostics
+			validateJob(&diags, m, clock.Real{})
+			var plan []string
+			for _, d := range diags.Errors() {
+				plan = append(plan, d.Detail())
+			}
+			p, _ := m.toWire()
+			id := client.JobID{CollectionID: coll, Name: fmt.Sprintf("bad-%d", i)}
+			_, err := c.JobPut(ctx, id, &wire.JobDefinition{Properties: p})
+			var apiErr *client.Error
+			if !errors.As(err, &apiErr) || apiErr.StatusCode != 400 {
+				t.Fatalf("PUT: %v, want a 400", err)
+			}
+			var api []string
+			for _, line := range strings.Split(apiErr.Message, "\n") {
+				jsonPath, msg, _ := strings.Cut(strings.TrimPrefix(line, "properties."), ": ")
+				api = append(api, jobAttrPath(jsonPath, p).String()+": "+hclNames(msg))
+			}
+			slices.Sort(plan)
+			slices.Sort(api)
+			if len(plan) == 0 || !slices.Equal(plan, api) {
+				t.Errorf("plan:\n  %s\nAPI:\n  %s", strings.Join(plan, "\n  "), strings.Join(api, "\n  "))
+			}
+			if _, err := c.JobGet(ctx, id); !client.IsNotFound(err) {
+				t.Errorf("the refused job was stored (%v)", err)
+			}
+		})
+	}
 }
