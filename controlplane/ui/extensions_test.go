@@ -1,8 +1,10 @@
 package ui
 
 import (
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"html"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -12,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/action"
 	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/api"
 	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/dispatch"
 	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/store"
@@ -394,5 +397,89 @@ func TestISODuration(t *testing.T) {
 		if got := isoDuration(d); got != want {
 			t.Errorf("isoDuration(%v) = %q, want %q", d, got, want)
 		}
+	}
+}
+
+// TestOccurrenceSkippedByOverlapOnTheJobPage: end to end through the dispatcher on the fake clock,
+// an every-minute job with overlap Skip whose target answers slower than the period: the
+// occurrence due while the first hangs is recorded Skipped by the daemon, and the job page shows
+// it apart (the message naming the running execution's tag, no trace), beside the execution that
+// ran, which alone is listed among the executions.
+func TestOccurrenceSkippedByOverlapOnTheJobPage(t *testing.T) {
+	h := newHarness(t, false)
+	arrived := make(chan string, 4)
+	answer := make(chan struct{})
+	var once sync.Once
+	release := func() { once.Do(func() { close(answer) }) }
+	target := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		arrived <- r.Header.Get("x-ms-execution-tag")
+		<-answer
+		w.WriteHeader(http.StatusOK)
+	}))
+	t.Cleanup(target.Close)
+	t.Cleanup(release) // before the target closes
+	h.mustAPI(http.MethodPut, collA, `{"location":"westus","properties":{"sku":{"name":"Standard"}}}`)
+	h.mustAPI(http.MethodPut, collA+"/jobs/slow", `{"properties":{"startTime":"2026-11-18T12:01:00Z",
+		"recurrence":{"frequency":"Minute","interval":1},"overlap":"Skip",
+		"action":{"type":"Http","request":{"method":"GET","uri":"`+target.URL+`"},"retryPolicy":{"retryType":"None"},"timeout":"PT10M"}}}`)
+	key := jobKeyA()
+	key.Name = "slow"
+	j, err := h.store.JobGet(t.Context(), store.JobGetParams{Key: key})
+	if err != nil {
+		t.Fatal(err)
+	}
+	first, second := t0.Add(30*time.Second), t0.Add(90*time.Second) // 12:01:00 and 12:02:00
+	if _, err := h.disp.TestSignals.Quiet.Wait(20*time.Second, func(q dispatch.Quiet) bool { return q.Next.Equal(first) }); err != nil {
+		t.Fatal(err)
+	}
+	h.clock.Set(first)
+	var running string
+	select {
+	case running = <-arrived:
+	case <-time.After(20 * time.Second):
+		t.Fatal("the first occurrence did not reach the target")
+	}
+	h.clock.Set(second)
+	if _, err := h.disp.TestSignals.Skipped.Wait(20*time.Second, func(s dispatch.Skipped) bool {
+		return s.JobID == j.ID && s.Scheduled.Equal(second)
+	}); err != nil {
+		t.Fatal(err)
+	}
+	release()
+	if _, err := h.outcomes.Wait(20*time.Second, func(o dispatch.Outcome) bool { return o.Tag == running }); err != nil {
+		t.Fatal(err)
+	}
+
+	b := h.browser()
+	b.signIn(adminToken)
+	body := b.get(uiCollA + "/jobs/slow").body
+	hist := body[strings.Index(body, `<table id="history-table">`):]
+	hist = hist[:strings.Index(hist, "</table>")]
+	rows := regexp.MustCompile(`(?s)<tr data-history-id="\d+" (.*?)</tr>`).FindAllStringSubmatch(hist, -1)
+	if len(rows) != 2 {
+		t.Fatalf("%d history rows:\n%s", len(rows), hist)
+	}
+	var skipped, ran string
+	for _, r := range rows {
+		if strings.Contains(r[1], `data-status="Skipped"`) {
+			skipped = r[1]
+		} else {
+			ran = r[1]
+		}
+	}
+	wantIn(t, "the Skipped row", skipped,
+		`data-status="Skipped" class="skipped">`,
+		`<td><span class="state state-skipped">Skipped</span></td>`,
+		`<td><time datetime="2026-11-18T12:02:00Z">2026-11-18 12:02:00 UTC</time></td>`,
+		`<td class="msg">`+html.EscapeString(jobstate.OverlapSkippedMessage(jobstate.OverlapSkip, running))+`</td>`,
+		`<td>—</td>`)
+	if !strings.Contains(jobstate.OverlapSkippedMessage(jobstate.OverlapSkip, running), running) {
+		t.Errorf("the Skipped message does not name the running tag %s", running)
+	}
+	id, _ := action.ExecutionTrace(j.Key.ID(), running)
+	wantIn(t, "the run's row", ran, `data-status="Completed">`, `data-trace-id="`+hex.EncodeToString(id[:])+`"`,
+		`<td><time datetime="2026-11-18T12:01:00Z">2026-11-18 12:01:00 UTC</time></td>`)
+	if n := strings.Count(body, `<tr data-tag="`); n != 1 || !strings.Contains(body, `<tr data-tag="`+running+`" data-outcome="succeeded">`) {
+		t.Errorf("%d executions listed, want the one that ran:\n%s", n, section(body, "executions"))
 	}
 }

@@ -54,6 +54,8 @@ type harness struct {
 	dbPath string
 	// outcomes signals each execution the dispatcher finishes.
 	outcomes *testsignal.Signal[dispatch.Outcome]
+	// disp is the dispatcher, its TestSignals initialised.
+	disp *dispatch.Dispatcher
 }
 
 func newHarness(t testing.TB, tlsServer bool) *harness {
@@ -91,6 +93,8 @@ func newHarness(t testing.TB, tlsServer bool) *harness {
 	if err != nil {
 		t.Fatal(err)
 	}
+	disp.TestSignals.Init()
+	h.disp = disp
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() {
