@@ -124,7 +124,12 @@ type env struct {
 
 func newEnv(t *testing.T, now time.Time, tweak func(*dispatch.Config)) *env {
 	t.Helper()
-	st := testdb.Open(t)
+	return newEnvOn(t, testdb.Open(t), now, tweak)
+}
+
+// newEnvOn is newEnv on the store st.
+func newEnvOn(t *testing.T, st store.Driver, now time.Time, tweak func(*dispatch.Config)) *env {
+	t.Helper()
 	key := make([]byte, 32)
 	if _, err := rand.Read(key); err != nil {
 		t.Fatal(err)

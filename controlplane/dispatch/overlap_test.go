@@ -1,14 +1,18 @@
 package dispatch_test
 
 import (
+	"context"
 	"sort"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/dispatch"
 	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/store"
+	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/store/testdb"
 	"github.com/schedulerhq/terraform-provider-scheduler/internal/jobstate"
 )
 
@@ -198,4 +202,88 @@ func TestOverlapBufferedSurvivesARestart(t *testing.T) {
 	lines, _ := summary(e.history(j))
 	equal(t, "history", lines, []string{"Completed 09:01", "Completed 09:02"})
 	equal(t, "nothing left waiting", len(e.unfinished()), 0)
+}
+
+// The overlap rule holds across replicas: with the leader's scheduler and two replicas'
+// executors on one PostgreSQL store (fake clock), a BufferOne job's occurrence due while the
+// first execution hangs on one replica is buffered (no executor takes it), the next one is
+// skipped naming the running tag, and the end of the first, recorded by its replica, releases
+// the buffered one, which an executor takes and runs.
+func TestOverlapAcrossReplicas(t *testing.T) {
+	st := testdb.Postgres(t)
+	tg := newTarget(t)
+	e := newEnvOn(t, st, t0, nil)
+	j, release := slowJob(e, tg, "replicas", jobstate.OverlapBufferOne)
+	l, err := st.LeaderElect(t.Context(), store.LeaderElectParams{Replica: "a", TTL: time.Hour, Now: t0})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	var running sync.WaitGroup
+	t.Cleanup(func() {
+		release()
+		cancel()
+		running.Wait()
+	})
+	var executors []*dispatch.Executor
+	for _, owner := range []string{"a", "b"} {
+		cfg := e.cfg
+		cfg.Owner, cfg.Region, cfg.Lease, cfg.Poll, cfg.Workers, cfg.TargetConcurrency = owner, owner, 3*time.Second, time.Second, 4, 4
+		cfg.Registerer = prometheus.NewRegistry()
+		x, err := dispatch.NewExecutor(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		x.TestSignals.Init()
+		executors = append(executors, x)
+	}
+	cfg := e.cfg
+	cfg.Term, cfg.Registerer = l.Term, prometheus.NewRegistry()
+	cfg.OnTakeable = func() {
+		for _, x := range executors {
+			x.Wake()
+		}
+	}
+	s, err := dispatch.NewScheduler(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sig := s.TestSignals()
+	sig.Init()
+	for _, a := range []interface{ Run(context.Context) error }{executors[0], executors[1], s} {
+		running.Go(func() {
+			if err := a.Run(ctx); err != nil {
+				t.Errorf("Run: %v", err)
+			}
+		})
+	}
+	for !s.Ready() || !executors[0].Ready() || !executors[1].Ready() {
+		time.Sleep(time.Millisecond)
+	}
+
+	e.clock.Set(at(1))
+	first := tg.next(t)
+	tag, owner := first.Header.Get("x-ms-execution-tag"), first.Header.Get("x-ms-scheduler-execution-region")
+	e.clock.Set(at(2))
+	b, err := sig.Buffered.Wait(wait, func(b dispatch.Buffered) bool { return b.Scheduled.Equal(at(2)) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	xs := e.unfinished()
+	equal(t, "stored: the running one (owned) and the buffered one (nobody's)",
+		[]any{len(xs), xs[0].Tag, xs[0].Owner, xs[1].Tag, xs[1].Owner, xs[1].DueAt.Equal(store.BufferedDueAt)},
+		[]any{2, tag, owner, b.Tag, "", true})
+	e.clock.Set(at(3))
+	e.waitSkipped(sig, j.ID, at(3))
+	release()
+	r := e.record()
+	equal(t, "the first ended, recorded by its replica", []any{r.History.ExecutionTag, r.Owner, r.Release}, []any{tag, owner, true})
+	h := tg.next(t) // the buffered one, released by that record, taken by a replica
+	equal(t, "the buffered one runs", []string{h.Header.Get("x-ms-execution-tag"), h.Header.Get("x-ms-scheduler-expected-execution-time")},
+		[]string{b.Tag, at(2).Format(time.RFC3339)})
+	e.record()
+	lines, skipped := summary(e.history(j))
+	equal(t, "history", lines, []string{"Completed 09:01", "Completed 09:02", "Skipped 09:03"})
+	equal(t, "skipped names the running tag", skipped, []string{jobstate.OverlapSkippedMessage(jobstate.OverlapBufferOne, tag)})
+	equal(t, "nothing left", len(e.unfinished()), 0)
 }

@@ -100,6 +100,10 @@ func newScheduler(cfg Config, to runner, m *metrics) *Scheduler {
 	return s
 }
 
+// TestSignals returns the scheduler's signals (those of a Dispatcher's are its own): a test
+// initialises them before Run (the leader's Skipped and Buffered).
+func (s *Scheduler) TestSignals() *TestSignals { return s.signals }
+
 // Ready reports whether the schedule is loaded.
 func (s *Scheduler) Ready() bool { return s.ready.Load() }
 
