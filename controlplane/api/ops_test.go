@@ -115,6 +115,25 @@ func TestRunEnableDisableAndHistory(t *testing.T) {
 	if v := list(get(r.json(t), "value")); len(v) != 1 || get(v[0], "properties", "message") != "Http request failed: 500" {
 		t.Fatalf("failed only %s", r.body)
 	}
+	// A skipped occurrence (SPEC 8: overlap, misfire Skip) is an entry with status Skipped, which
+	// the filter finds too.
+	cur, err := h.store.JobGetByID(t.Context(), store.JobGetByIDParams{ID: j.ID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err = h.store.ExecutionClaimMany(t.Context(), store.ExecutionClaimManyParams{Now: at2, Claims: []store.ExecutionClaim{{
+		Execution: store.Execution{JobID: j.ID, Tag: "tag-2"}, ExpectVersion: cur.Version, NextExecutionTime: cur.Status.NextExecutionTime,
+		Skip: &store.HistoryEntry{ExecutionTag: "tag-2", ActionName: store.ActionMain, Status: store.HistorySkipped, Message: "Skipped 2 occurrences",
+			ExpectedExecutionTime: at, StartTime: at2, EndTime: at2},
+	}}})
+	if err != nil || res[0].Err != nil || !res[0].Skipped {
+		t.Fatalf("skip claim: %v %+v", err, res)
+	}
+	r = h.must(200, http.MethodGet, collPath+"/jobs/j1/history"+apiVersion+"&$filter=status+eq+'skipped'", nil)
+	if v := list(get(r.json(t), "value")); len(v) != 1 || get(v[0], "properties", "status") != "Skipped" ||
+		get(v[0], "properties", "message") != "Skipped 2 occurrences" {
+		t.Fatalf("skipped only %s", r.body)
+	}
 }
 
 func TestPreview(t *testing.T) {

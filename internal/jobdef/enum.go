@@ -21,7 +21,7 @@ var (
 	collectionStates = []string{StateEnabled, StateDisabled, StateSuspended, StateDeleted}
 	skuNames         = []string{SkuFree, SkuStandard, SkuP10Premium, SkuP20Premium}
 	httpMethods      = []string{"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"}
-	historyStatuses  = []string{"Completed", "Failed", "Postponed"}
+	historyStatuses  = []string{"Completed", "Failed", "Postponed", jobstate.Skipped}
 )
 
 // Action types.
