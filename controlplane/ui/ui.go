@@ -515,7 +515,7 @@ func pageNumber(r *http.Request) int {
 // canonical filters.
 var (
 	jobStates       = []string{store.JobStateEnabled, store.JobStateDisabled, store.JobStateCompleted, store.JobStateFaulted}
-	historyStatuses = []string{store.HistoryCompleted, store.HistoryFailed, store.HistoryPostponed, store.HistorySkipped}
+	historyStatuses = jobdef.HistoryStatuses() // the API's $filter statuses, Skipped among them
 )
 
 func canonicalState(v string) string {
@@ -527,7 +527,7 @@ func canonicalState(v string) string {
 }
 
 func canonicalStatus(v string) string {
-	c, ok := jobdef.Canonical(v, historyStatuses)
+	c, ok := jobdef.CanonicalHistoryStatus(v)
 	if !ok {
 		return ""
 	}
