@@ -409,10 +409,23 @@ func TestOccurrenceSkippedByOverlapOnTheJobPage(t *testing.T) {
 	h := newHarness(t, false)
 	arrived := make(chan string, 4)
 	answer := make(chan struct{})
-	var once sync.Once
+	var (
+		once  sync.Once
+		calls int
+		mu    sync.Mutex
+	)
 	release := func() { once.Do(func() { close(answer) }) }
+	// The first attempt fails at once; its retry hangs until release.
 	target := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		calls++
+		n := calls
+		mu.Unlock()
 		arrived <- r.Header.Get("x-ms-execution-tag")
+		if n == 1 {
+			http.Error(w, "warming up", http.StatusServiceUnavailable)
+			return
+		}
 		<-answer
 		w.WriteHeader(http.StatusOK)
 	}))
@@ -421,7 +434,7 @@ func TestOccurrenceSkippedByOverlapOnTheJobPage(t *testing.T) {
 	h.mustAPI(http.MethodPut, collA, `{"location":"westus","properties":{"sku":{"name":"Standard"}}}`)
 	h.mustAPI(http.MethodPut, collA+"/jobs/slow", `{"properties":{"startTime":"2026-11-18T12:01:00Z",
 		"recurrence":{"frequency":"Minute","interval":1},"overlap":"Skip",
-		"action":{"type":"Http","request":{"method":"GET","uri":"`+target.URL+`"},"retryPolicy":{"retryType":"None"},"timeout":"PT10M"}}}`)
+		"action":{"type":"Http","request":{"method":"GET","uri":"`+target.URL+`"},"retryPolicy":{"retryType":"Fixed","retryInterval":"PT15S","retryCount":1},"timeout":"PT10M"}}}`)
 	key := jobKeyA()
 	key.Name = "slow"
 	j, err := h.store.JobGet(t.Context(), store.JobGetParams{Key: key})
@@ -434,38 +447,64 @@ func TestOccurrenceSkippedByOverlapOnTheJobPage(t *testing.T) {
 	}
 	h.clock.Set(first)
 	var running string
-	select {
-	case running = <-arrived:
-	case <-time.After(20 * time.Second):
-		t.Fatal("the first occurrence did not reach the target")
+	for i, at := range []time.Time{first, first.Add(15 * time.Second)} { // the attempt, then its retry
+		if i > 0 { // the failed attempt recorded, its retry waits
+			if _, err := h.disp.TestSignals.Quiet.Wait(20*time.Second, func(q dispatch.Quiet) bool { return q.Next.Equal(at) }); err != nil {
+				t.Fatal(err)
+			}
+		}
+		h.clock.Set(at)
+		select {
+		case running = <-arrived:
+		case <-time.After(20 * time.Second):
+			t.Fatalf("attempt %d of the first occurrence did not reach the target", i+1)
+		}
 	}
-	h.clock.Set(second)
-	if _, err := h.disp.TestSignals.Skipped.Wait(20*time.Second, func(s dispatch.Skipped) bool {
-		return s.JobID == j.ID && s.Scheduled.Equal(second)
-	}); err != nil {
-		t.Fatal(err)
+	// Five occurrences fall due while it hangs (12:02 to 12:06): more Skipped entries than the
+	// collection's list reads for a job's last execution at first.
+	for n := range 5 {
+		at := second.Add(time.Duration(n) * time.Minute)
+		h.clock.Set(at)
+		if _, err := h.disp.TestSignals.Skipped.Wait(20*time.Second, func(s dispatch.Skipped) bool {
+			return s.JobID == j.ID && s.Scheduled.Equal(at)
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	b := h.browser()
+	b.signIn(adminToken)
+	// While its retry hangs, the collection's list gives the job's execution in progress, past the
+	// five Skipped entries recorded after its failed attempt.
+	if row := rowOf(b.get(uiCollA).body, "jobs", "slow"); !strings.Contains(row, `<span class="outcome outcome-running" data-outcome="running">In progress</span>`) {
+		t.Errorf("the collection's row of the job while its retry runs:\n%s", row)
 	}
 	release()
 	if _, err := h.outcomes.Wait(20*time.Second, func(o dispatch.Outcome) bool { return o.Tag == running }); err != nil {
 		t.Fatal(err)
 	}
 
-	b := h.browser()
-	b.signIn(adminToken)
 	body := b.get(uiCollA + "/jobs/slow").body
 	hist := body[strings.Index(body, `<table id="history-table">`):]
 	hist = hist[:strings.Index(hist, "</table>")]
 	rows := regexp.MustCompile(`(?s)<tr data-history-id="\d+" (.*?)</tr>`).FindAllStringSubmatch(hist, -1)
-	if len(rows) != 2 {
-		t.Fatalf("%d history rows:\n%s", len(rows), hist)
+	if len(rows) != 7 {
+		t.Fatalf("%d history rows, want 7 (a failed attempt, its retry, five skipped):\n%s", len(rows), hist)
 	}
 	var skipped, ran string
+	nSkipped := 0
 	for _, r := range rows {
-		if strings.Contains(r[1], `data-status="Skipped"`) {
-			skipped = r[1]
-		} else {
+		switch {
+		case strings.Contains(r[1], `data-status="Skipped"`):
+			nSkipped++
+			if strings.Contains(r[1], `datetime="2026-11-18T12:02:00Z"`) {
+				skipped = r[1]
+			}
+		case strings.Contains(r[1], `data-status="Completed"`):
 			ran = r[1]
 		}
+	}
+	if nSkipped != 5 {
+		t.Errorf("%d Skipped rows, want 5", nSkipped)
 	}
 	wantIn(t, "the Skipped row", skipped,
 		`data-status="Skipped" class="skipped">`,
@@ -481,5 +520,8 @@ func TestOccurrenceSkippedByOverlapOnTheJobPage(t *testing.T) {
 		`<td><time datetime="2026-11-18T12:01:00Z">2026-11-18 12:01:00 UTC</time></td>`)
 	if n := strings.Count(body, `<tr data-tag="`); n != 1 || !strings.Contains(body, `<tr data-tag="`+running+`" data-outcome="succeeded">`) {
 		t.Errorf("%d executions listed, want the one that ran:\n%s", n, section(body, "executions"))
+	}
+	if row := rowOf(b.get(uiCollA).body, "jobs", "slow"); !strings.Contains(row, `<span class="outcome outcome-succeeded" data-outcome="succeeded">Succeeded</span>`) {
+		t.Errorf("the collection's row of the job:\n%s", row)
 	}
 }

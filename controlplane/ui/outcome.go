@@ -112,21 +112,26 @@ func sameExecution(a, b *store.HistoryEntry) bool {
 // maxExecutionEntries bounds the history entries read to tell a job's recent executions.
 const maxExecutionEntries = 200
 
-// recentExecutions reads up to n of a job's newest executions.
+// recentExecutions reads up to n of a job's newest executions. Skipped entries are no
+// executions: when they fill the entries read (a job skipping occurrences while a long one runs),
+// it reads further, up to maxExecutionEntries.
 func (s *Server) recentExecutions(ctx context.Context, j *store.Job, n int) ([]execution, error) {
 	if j.Status.ExecutionCount == 0 {
 		return nil, nil
 	}
-	limit := min(maxExecutionEntries, n*4)
-	hs, err := s.store.HistoryList(ctx, store.HistoryListParams{Job: j.Key, Limit: limit})
-	if err != nil {
-		return nil, fmt.Errorf("reading history: %w", err)
+	for limit := min(maxExecutionEntries, n*4); ; limit = min(maxExecutionEntries, limit*4) {
+		hs, err := s.store.HistoryList(ctx, store.HistoryListParams{Job: j.Key, Limit: limit})
+		if err != nil {
+			return nil, fmt.Errorf("reading history: %w", err)
+		}
+		es := executionsOf(j, hs, len(hs) < limit)
+		if len(es) >= n || len(hs) < limit || limit == maxExecutionEntries {
+			if len(es) > n {
+				es = es[:n]
+			}
+			return es, nil
+		}
 	}
-	es := executionsOf(j, hs, len(hs) < limit)
-	if len(es) > n {
-		es = es[:n]
-	}
-	return es, nil
 }
 
 // executionByTag returns the execution of a job with a tag (and repeatCount), from its newest
