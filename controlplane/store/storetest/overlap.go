@@ -2,6 +2,7 @@ package storetest
 
 import (
 	"fmt"
+	"sync"
 	"testing"
 	"time"
 
@@ -165,4 +166,59 @@ func testClaimSkip(t *testing.T, d store.Driver) {
 	skip(got, time.Time{})
 	got = getJob(t, d, j.ID)
 	equal(t, "nothing left", []any{got.State, got.Status.NextExecutionTime.IsZero()}, []any{"Completed", true})
+}
+
+// testOverlapRace pins the overlap rule across replicas: a BufferOne claim of a job's next
+// occurrence (the leader) and the record that ends the job's unfinished execution with Release
+// (another replica) made at the same time, round after round. Whichever commits first, the
+// occurrence is never left waiting with nothing unfinished to release it: it runs (the claim saw
+// the end) or it is buffered and released by the record (the record saw the buffered one).
+func testOverlapRace(t *testing.T, d store.Driver) {
+	ctx := t.Context()
+	putCollection(t, d, "c", "Enabled")
+	at := t0.Truncate(time.Second)
+	ran, buffered := 0, 0
+	for round := range 40 {
+		j := putJob(t, d, "c", fmt.Sprintf("race%d", round), "Enabled", at)
+		first := claim(t, d, scheduledClaim(j, "first", at)).Execution
+		j = getJob(t, d, j.ID)
+		var (
+			wg     sync.WaitGroup
+			start  = make(chan struct{})
+			cl     []store.ExecutionClaimResult
+			rec    []store.AttemptRecordResult
+			cErr   error
+			rErr   error
+			second = overlapClaim(j, jobstate.OverlapBufferOne, "second")
+		)
+		wg.Go(func() {
+			<-start
+			cl, cErr = d.ExecutionClaimMany(ctx, store.ExecutionClaimManyParams{Now: t0, Claims: []store.ExecutionClaim{second}})
+		})
+		wg.Go(func() {
+			<-start
+			rec, rErr = d.AttemptRecordMany(ctx, store.AttemptRecordManyParams{Now: t0, Records: []store.AttemptRecord{{
+				ExecutionID: first.ID, JobID: j.ID, Finished: true, Release: true,
+				History: entry(first, store.ActionMain, store.HistoryCompleted, 0, "ok")}}})
+		})
+		close(start)
+		wg.Wait()
+		if cErr != nil || rErr != nil || cl[0].Err != nil || rec[0].Gone {
+			t.Fatalf("round %d: claim %v %+v, record %v %+v", round, cErr, cl, rErr, rec)
+		}
+		if cl[0].Buffered {
+			buffered++
+			equal(t, fmt.Sprintf("round %d: the buffered one released by the record", round), rec[0].Released != nil, true)
+		} else {
+			ran++
+			equal(t, fmt.Sprintf("round %d: ran, nothing to release", round), rec[0].Released == nil, true)
+		}
+		xs := unfinished(t, d)
+		for _, x := range xs {
+			if x.JobID == j.ID && x.DueAt.Equal(store.BufferedDueAt) {
+				t.Fatalf("round %d: the occurrence waits with nothing unfinished to release it (claim buffered %v)", round, cl[0].Buffered)
+			}
+		}
+	}
+	t.Logf("%d rounds ran the occurrence, %d buffered and released it", ran, buffered)
 }
