@@ -63,7 +63,9 @@ func Overlap(policy string, unfinished, buffered bool) OverlapAction {
 // BufferedRuns reports whether an occurrence kept waiting by the BufferOne policy runs: when
 // nothing of its job is unfinished any more (Overlap would run it). The stores evaluate it in
 // SQL when a record ends an execution (each driver's releaseSQL is its twin; storetest's
-// Rule/Overlap pins both).
+// Rule/OverlapRelease pins both). A job that is no longer Claimable then (disabled, or its
+// collection) has the waiting occurrence cancelled instead, as a change cancels an occurrence
+// claimed ahead (Rule/OverlapReleaseDisabled).
 func BufferedRuns(unfinished bool) bool {
 	return Overlap(OverlapBufferOne, unfinished, false) == OverlapRun
 }

@@ -50,9 +50,22 @@ const (
 	// backfill's) when no execution of the job is unfinished any more (none that does not wait):
 	// it is due at $1. It is the twin of jobstate.BufferedRuns (storetest's Rule/OverlapRelease
 	// pins both).
+	// Only while the job is Claimable: a job disabled meanwhile (or its collection) has it
+	// cancelled instead (dropBufferedSQL), as a change cancels an occurrence claimed ahead.
 	releaseSQL = `UPDATE executions e SET due_at = $1 WHERE e.job_id = $2 AND e.due_at = $3 AND NOT e.backfill
 		AND NOT EXISTS (SELECT 1 FROM executions x WHERE x.job_id = $2 AND x.due_at <> $3)
+		AND EXISTS (SELECT 1 FROM jobs j WHERE j.id = $2 AND ` + claimableSQL + `)
 		RETURNING ` + sqlstore.ExecutionColumns
+	// dropBufferedSQL cancels the buffered execution of job $1 (due at $2) that releaseSQL did
+	// not release because the job is no longer Claimable, and takes it off the job's
+	// executionCount (it did not execute), as a cancelled claim.
+	dropBufferedSQL = `WITH del AS (
+	DELETE FROM executions e WHERE e.job_id = $1 AND e.due_at = $2 AND NOT e.backfill
+		AND NOT EXISTS (SELECT 1 FROM executions x WHERE x.job_id = $1 AND x.due_at <> $2)
+		AND NOT EXISTS (SELECT 1 FROM jobs j WHERE j.id = $1 AND ` + claimableSQL + `)
+	RETURNING e.job_id
+)
+UPDATE jobs j SET execution_count = j.execution_count - 1, version = j.version + 1 FROM del WHERE j.id = del.job_id`
 )
 
 // specialClaims reports whether any of claims needs claimSpecial.
@@ -272,6 +285,16 @@ func releaseAll(ctx context.Context, q querier, now time.Time, records []store.A
 		rows.Close()
 		if err := rows.Err(); err != nil {
 			return fmt.Errorf("release: %w", err)
+		}
+		if out[i].Released == nil {
+			rows, err := q.Query(ctx, dropBufferedSQL, r.JobID, store.BufferedDueAt)
+			if err != nil {
+				return fmt.Errorf("release: drop: %w", err)
+			}
+			rows.Close()
+			if err := rows.Err(); err != nil {
+				return fmt.Errorf("release: drop: %w", err)
+			}
 		}
 	}
 	return nil

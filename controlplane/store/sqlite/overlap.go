@@ -34,10 +34,23 @@ const skipClaimSQL = `UPDATE jobs SET version = version + 1,
 // releaseSQL releases the buffered execution of job ?2 (due_at ?3, store.BufferedDueAt, not a
 // backfill's) when no execution of the job is unfinished any more (none that does not wait): it
 // is due at ?1. It is the twin of jobstate.BufferedRuns (storetest's Rule/OverlapRelease pins
-// both).
+// both). Only while the job is Claimable: a job disabled meanwhile (or its collection) has it
+// cancelled instead (dropBufferedSQL), as a change cancels an occurrence claimed ahead.
 var releaseSQL = `UPDATE executions SET due_at = ?1 WHERE job_id = ?2 AND due_at = ?3 AND NOT backfill
 		AND NOT EXISTS (SELECT 1 FROM executions x WHERE x.job_id = ?2 AND x.due_at != ?3)
+		AND EXISTS (SELECT 1 FROM jobs WHERE jobs.id = ?2 AND ` + claimableSQL + `)
 		RETURNING ` + executionReturning
+
+// dropBufferedSQL cancels the buffered execution of job ?1 (due_at ?2) that releaseSQL did not
+// release because the job is no longer Claimable; dropBufferedJobSQL takes it off the job's
+// executionCount (it did not execute), as a cancelled claim.
+const (
+	dropBufferedSQL = `DELETE FROM executions WHERE job_id = ?1 AND due_at = ?2 AND NOT backfill
+		AND NOT EXISTS (SELECT 1 FROM executions x WHERE x.job_id = ?1 AND x.due_at != ?2)
+		AND NOT EXISTS (SELECT 1 FROM jobs WHERE jobs.id = ?1 AND ` + claimableSQL + `)
+		RETURNING id`
+	dropBufferedJobSQL = `UPDATE jobs SET execution_count = execution_count - 1, version = version + 1 WHERE id = ?`
+)
 
 // executionReturning is sqlstore.ExecutionColumns unqualified, for a RETURNING clause.
 var executionReturning = strings.ReplaceAll(sqlstore.ExecutionColumns, "e.", "")
@@ -176,5 +189,18 @@ func (d *Driver) release(ctx context.Context, tx *sql.Tx, jobID, now int64) (*st
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("release: %w", err)
 	}
-	return out, nil
+	if out != nil {
+		return out, nil
+	}
+	var id int64
+	switch err := tx.QueryRowContext(ctx, dropBufferedSQL, jobID, nanos(store.BufferedDueAt)).Scan(&id); {
+	case errors.Is(err, sql.ErrNoRows):
+		return nil, nil
+	case err != nil:
+		return nil, fmt.Errorf("release: drop: %w", err)
+	}
+	if _, err := tx.ExecContext(ctx, dropBufferedJobSQL, jobID); err != nil {
+		return nil, fmt.Errorf("release: drop: %w", err)
+	}
+	return nil, nil
 }

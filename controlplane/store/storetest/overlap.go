@@ -222,3 +222,33 @@ func testOverlapRace(t *testing.T, d store.Driver) {
 	}
 	t.Logf("%d rounds ran the occurrence, %d buffered and released it", ran, buffered)
 }
+
+// testRuleOverlapReleaseDisabled: a buffered execution whose job was disabled while it waited is
+// not released but cancelled when the job's unfinished execution ends (deleted with no history,
+// off the job's executionCount), as a change cancels an occurrence claimed ahead.
+func testRuleOverlapReleaseDisabled(t *testing.T, d store.Driver) {
+	ctx := t.Context()
+	putCollection(t, d, "c", "Enabled")
+	at := t0.Truncate(time.Second)
+	j := putJob(t, d, "c", "j", "Enabled", at)
+	first := claim(t, d, scheduledClaim(j, "first", at)).Execution
+	j = getJob(t, d, j.ID)
+	equal(t, "buffered", claim(t, d, overlapClaim(j, jobstate.OverlapBufferOne, "waiting")).Buffered, true)
+	j = getJob(t, d, j.ID)
+	equal(t, "count with the buffered one", j.Status.ExecutionCount, 2)
+	off := *j
+	off.State, off.Properties.State = "Disabled", "Disabled"
+	if _, _, err := d.JobPut(ctx, store.JobPutParams{Job: off, Now: t0}); err != nil {
+		t.Fatal(err)
+	}
+	r := record(t, d, store.AttemptRecord{ExecutionID: first.ID, JobID: j.ID, Finished: true, Release: true,
+		History: entry(first, store.ActionMain, store.HistoryCompleted, 0, "ok")})
+	equal(t, "released", r.Released == nil, true)
+	got := getJob(t, d, j.ID)
+	equal(t, "after", []any{len(unfinished(t, d)), got.Status.ExecutionCount, got.State}, []any{0, 1, "Disabled"})
+	hs, err := d.HistoryList(ctx, store.HistoryListParams{Job: j.Key})
+	if err != nil {
+		t.Fatal(err)
+	}
+	equal(t, "history: the first only", len(hs), 1)
+}

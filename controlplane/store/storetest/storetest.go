@@ -106,6 +106,7 @@ var areas = []struct {
 		{name: "Record", fn: testRuleRecord},
 		{name: "Overlap", fn: testRuleOverlap},
 		{name: "OverlapRelease", fn: testRuleOverlapRelease},
+		{name: "OverlapReleaseDisabled", fn: testRuleOverlapReleaseDisabled},
 		{name: "OverlapRace", fn: testOverlapRace, serial: true},
 	}},
 	{"ChangeFeed", []testCase{
