@@ -109,6 +109,9 @@ type Config struct {
 	// same registry, holding the dispatcher's metrics too).
 	Registerer prometheus.Registerer
 	Gatherer   prometheus.Gatherer
+	// Metrics, when set, serves /metrics instead of promhttp over Gatherer (the daemon's:
+	// Gatherer's families and the per-job series, telemetry.Collector.Handler).
+	Metrics http.Handler
 	// MaxInFlight bounds concurrent API requests; more get 503 ServerBusy. 0: 256.
 	MaxInFlight int
 	// MaxInFlightPerTenant bounds the concurrent requests of one subscription (a tenant), so
@@ -130,7 +133,7 @@ type Server struct {
 	clock    clock.Clock
 	log      *slog.Logger
 	tokens   *Tokens
-	gatherer prometheus.Gatherer
+	metrics  http.Handler
 	inflight chan struct{}
 	tenants  tenantSlots
 	// bodyTimeout is Config.BodyTimeout.
@@ -156,7 +159,10 @@ func New(cfg Config) (*Server, error) {
 	}
 	s := &Server{
 		store: cfg.Store, disp: cfg.Dispatcher, box: cfg.Secrets, clock: cfg.Clock, log: cfg.Logger,
-		tokens: cfg.Tokens, gatherer: cfg.Gatherer,
+		tokens: cfg.Tokens, metrics: cfg.Metrics,
+	}
+	if s.metrics == nil && cfg.Gatherer != nil {
+		s.metrics = promhttp.HandlerFor(cfg.Gatherer, promhttp.HandlerOpts{})
 	}
 	if cfg.PublicURL != "" {
 		u, err := url.Parse(cfg.PublicURL)
@@ -298,10 +304,10 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, info *reqInfo) *a
 			return &apiError{http.StatusForbidden, codeAuthentication,
 				"/metrics holds every subscription's figures: use the admin token or the metrics token"}
 		}
-		if s.gatherer == nil {
+		if s.metrics == nil {
 			return notFound("metrics are not enabled")
 		}
-		promhttp.HandlerFor(s.gatherer, promhttp.HandlerOpts{}).ServeHTTP(w, r)
+		s.metrics.ServeHTTP(w, r)
 		return nil
 	case "/preview/occurrences":
 		info.route = "preview"

@@ -69,7 +69,9 @@ func (c *Collector) seedLastSuccess(k store.JobKey, at time.Time) {
 	}
 }
 
-// perJobCollector exports the per-job series from Collector.series.
+// perJobCollector exports the per-job series from Collector.series as client_golang metrics:
+// the slow path, for the protobuf exposition formats (and tests). The text formats are written
+// by writePerJob without building them (exposition.go).
 type perJobCollector struct{ c *Collector }
 
 func (p perJobCollector) Describe(ch chan<- *prometheus.Desc) {
@@ -77,24 +79,34 @@ func (p perJobCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- p.c.lastSuccessDesc
 }
 
-func (p perJobCollector) Collect(ch chan<- prometheus.Metric) {
-	type row struct {
-		k seriesKey
-		s jobSeries
-	}
-	// Copied under mu and sent without it, so that a scrape does not hold up Observe.
-	p.c.mu.Lock()
-	rows := make([]row, 0, len(p.c.series))
-	for k, s := range p.c.series {
-		r := row{k, *s}
+// seriesRow is one job's series, copied.
+type seriesRow struct {
+	k seriesKey
+	s jobSeries
+}
+
+// snapshot copies the per-job series under mu, so that a scrape, sent without it, does not hold
+// up Observe.
+func (c *Collector) snapshot() []seriesRow {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	rows := make([]seriesRow, 0, len(c.series))
+	for k, s := range c.series {
+		r := seriesRow{k, *s}
 		if s.other != nil {
 			r.s.other = maps.Clone(s.other)
 		}
 		rows = append(rows, r)
 	}
-	p.c.mu.Unlock()
-	for _, r := range rows {
+	return rows
+}
+
+func (p perJobCollector) Collect(ch chan<- prometheus.Metric) {
+	for _, r := range p.c.snapshot() {
 		for i, oc := range outcomes {
+			if i > 0 && r.s.n[i] == 0 {
+				continue // failed and faulted only once they happened (see the package doc)
+			}
 			ch <- prometheus.MustNewConstMetric(p.c.jobExecDesc, prometheus.CounterValue, float64(r.s.n[i]), r.k.subscription, r.k.collection, r.k.job, oc)
 		}
 		for oc, n := range r.s.other {

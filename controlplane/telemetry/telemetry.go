@@ -6,11 +6,15 @@
 // Decisions:
 //
 //   - Per-job series carry the labels subscription, collection and job (names as stored); a
-//     job has four (three outcomes and its last success) from its first finished execution on
-//     this process. Config.PerJob false turns them off (the daemon's --metrics-per-job=false).
+//     job has two from its first finished execution on this process, its completed executions
+//     and its last success, and a failed or faulted counter once such an execution happened
+//     (the alerting rules catch a series that appears at 1). Config.PerJob false turns them off
+//     (the daemon's --metrics-per-job=false).
 //   - The per-job series are kept as one small struct per job (integer counts and the last
-//     success) and turned into metrics when scraped, not as client_golang vector children:
-//     those cost about 2.9 kB of heap and 72 allocations for each job's first execution.
+//     success), not as client_golang vector children (those cost about 2.9 kB of heap and 72
+//     allocations for each job's first execution), and they are not in the daemon's registry:
+//     Handler writes them into /metrics straight from the counts in the text format, and only
+//     there (a Gather of the registry, as the dashboard's sampling does, stays small).
 //   - A job's last success is known from its successes on this process; when a job's first
 //     execution seen by this process did not succeed, its last success is read from the store's
 //     history (the newest completed main action), else its creation time, so that "has not
@@ -78,6 +82,7 @@ type Collector struct {
 	lastSuccessDesc *prometheus.Desc
 	missed          prometheus.Counter
 	jobsDesc        *prometheus.Desc
+	perJobReg       *prometheus.Registry // the per-job series alone (PerJobGatherer)
 
 	mu      sync.Mutex
 	series  map[seriesKey]*jobSeries // jobs with series (PerJob)
@@ -107,12 +112,16 @@ func New(cfg Config) (*Collector, error) {
 	if c.log == nil {
 		c.log = slog.New(slog.DiscardHandler)
 	}
-	c.jobExecDesc = prometheus.NewDesc(MetricJobExecutions,
-		"Finished executions of a job on this process by outcome: completed (main action succeeded), failed (main action failed, error action succeeded), faulted.",
+	c.jobExecDesc = prometheus.NewDesc(MetricJobExecutions, helpJobExecutions,
 		[]string{"subscription", "collection", "job", "outcome"}, nil)
-	c.lastSuccessDesc = prometheus.NewDesc(MetricJobLastSuccess,
-		"Unix time of the job's last execution whose main action succeeded (its creation time when none did).",
+	c.lastSuccessDesc = prometheus.NewDesc(MetricJobLastSuccess, helpJobLastSuccess,
 		[]string{"subscription", "collection", "job"}, nil)
+	c.perJobReg = prometheus.NewRegistry()
+	if c.perJob {
+		if err := c.perJobReg.Register(perJobCollector{c}); err != nil {
+			return nil, fmt.Errorf("telemetry: the per-job series: %w", err)
+		}
+	}
 	c.missed = prometheus.NewCounter(prometheus.CounterOpts{
 		Name: MetricMissed,
 		Help: "Occurrences missed by more than the misfire threshold and coalesced into a later execution (counted when that execution finishes).",
@@ -121,13 +130,10 @@ func New(cfg Config) (*Collector, error) {
 	return c, nil
 }
 
-// Register registers the collector's metrics.
+// Register registers the collector's daemon-wide metrics. The per-job series are not among
+// them: Handler serves them, PerJobGatherer gathers them.
 func (c *Collector) Register(reg prometheus.Registerer) error {
-	cs := []prometheus.Collector{c.missed, stateCollector{c}}
-	if c.perJob {
-		cs = append(cs, perJobCollector{c})
-	}
-	for _, x := range cs {
+	for _, x := range []prometheus.Collector{c.missed, stateCollector{c}} {
 		if err := reg.Register(x); err != nil {
 			return fmt.Errorf("telemetry: registering metrics: %w", err)
 		}

@@ -62,7 +62,8 @@ func TestExecutionsPerMinuteBySubscription(t *testing.T) {
 }
 
 // TestCoalescedAndPerJobSeries: the occurrences coalesced into finished executions are counted;
-// a job's first outcome creates its three outcome series; with PerJob off none is registered.
+// a job's first outcome creates its completed series (failed and faulted appear once they
+// happen); with PerJob off there is none; the daemon's registry never holds them.
 func TestCoalescedAndPerJobSeries(t *testing.T) {
 	st, err := sqlite.Open(t.Context(), filepath.Join(t.TempDir(), "db"))
 	if err != nil {
@@ -84,18 +85,22 @@ func TestCoalescedAndPerJobSeries(t *testing.T) {
 		if got := value(t, c.missed); got != 12 {
 			t.Errorf("PerJob %v: coalesced %v, want 12", perJob, got)
 		}
+		all := prometheus.Gatherers{reg, c.PerJobGatherer()}
 		want := 0
 		if perJob {
-			want = 3
-			if got := gathered(t, reg, MetricJobExecutions, "s", "c", "j", "completed"); got != 2 {
+			want = 1
+			if got := gathered(t, all, MetricJobExecutions, "s", "c", "j", "completed"); got != 2 {
 				t.Errorf("completed executions of j: %v, want 2", got)
 			}
-			if got := gathered(t, reg, MetricJobLastSuccess, "s", "c", "j"); got != 2000 {
+			if got := gathered(t, all, MetricJobLastSuccess, "s", "c", "j"); got != 2000 {
 				t.Errorf("last success of j: %v, want 2000", got)
 			}
 		}
-		if n, err := seriesOf(reg, MetricJobExecutions); err != nil || n != want {
+		if n, err := seriesOf(all, MetricJobExecutions); err != nil || n != want {
 			t.Errorf("PerJob %v: %d series of %s (%v), want %d", perJob, n, MetricJobExecutions, err, want)
+		}
+		if n, err := seriesOf(reg, MetricJobExecutions); err != nil || n != 0 {
+			t.Errorf("PerJob %v: %d series of %s in the daemon's registry (%v), want 0", perJob, n, MetricJobExecutions, err)
 		}
 	}
 }
@@ -115,7 +120,7 @@ func value(t *testing.T, m prometheus.Metric) float64 {
 
 // gathered returns the value of the series of a metric in reg with these label values
 // (subscription, collection, job and, for the executions, outcome); it fails without one.
-func gathered(t *testing.T, reg *prometheus.Registry, name string, labelValues ...string) float64 {
+func gathered(t *testing.T, reg prometheus.Gatherer, name string, labelValues ...string) float64 {
 	t.Helper()
 	fams, err := reg.Gather()
 	if err != nil {
@@ -153,7 +158,7 @@ func gathered(t *testing.T, reg *prometheus.Registry, name string, labelValues .
 }
 
 // seriesOf counts the series of a metric in reg.
-func seriesOf(reg *prometheus.Registry, name string) (int, error) {
+func seriesOf(reg prometheus.Gatherer, name string) (int, error) {
 	fams, err := reg.Gather()
 	if err != nil {
 		return 0, err
@@ -184,8 +189,9 @@ func TestLookedUpSuccessKeepsANewerObserved(t *testing.T) {
 		t.Fatal(err)
 	}
 	k := store.JobKey{CollectionKey: store.CollectionKey{Subscription: "s", ResourceGroup: "rg", Name: "c"}, Name: "j"}
+	all := prometheus.Gatherers{reg, c.PerJobGatherer()}
 	c.Observe(dispatch.Outcome{Job: k, Outcome: dispatch.OutcomeFailed, End: time.Unix(3000, 0)})
-	if n, err := seriesOf(reg, MetricJobLastSuccess); err != nil || n != 0 {
+	if n, err := seriesOf(all, MetricJobLastSuccess); err != nil || n != 0 {
 		t.Fatalf("%d last-success series before the lookup (%v), want 0", n, err)
 	}
 	if got := <-c.seeds; got != k {
@@ -194,14 +200,14 @@ func TestLookedUpSuccessKeepsANewerObserved(t *testing.T) {
 	c.mu.Lock()
 	c.seedLastSuccess(k, time.Unix(1000, 0))
 	c.mu.Unlock()
-	if got := gathered(t, reg, MetricJobLastSuccess, "s", "c", "j"); got != 1000 {
+	if got := gathered(t, all, MetricJobLastSuccess, "s", "c", "j"); got != 1000 {
 		t.Errorf("last success after the lookup: %v, want 1000", got)
 	}
 	c.Observe(dispatch.Outcome{Job: k, Outcome: dispatch.OutcomeCompleted, End: time.Unix(4000, 0)})
 	c.mu.Lock()
 	c.seedLastSuccess(k, time.Unix(2000, 0))
 	c.mu.Unlock()
-	if got := gathered(t, reg, MetricJobLastSuccess, "s", "c", "j"); got != 4000 {
+	if got := gathered(t, all, MetricJobLastSuccess, "s", "c", "j"); got != 4000 {
 		t.Errorf("last success after an older lookup: %v, want the observed 4000", got)
 	}
 }

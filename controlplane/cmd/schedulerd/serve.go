@@ -415,7 +415,7 @@ func serve(ctx context.Context, cfg *serveConfig, log *slog.Logger) error {
 	}
 	handler, err := api.New(api.Config{
 		Store: st, Dispatcher: disp, Secrets: box, Clock: clock.Real{}, Logger: log.With("component", "api"),
-		Tokens: tokens, Registerer: reg, Gatherer: gatherer, PublicURL: cfg.publicURL,
+		Tokens: tokens, Registerer: reg, Gatherer: gatherer, Metrics: tel.Handler(gatherer), PublicURL: cfg.publicURL,
 		MaxInFlight: cfg.maxInFlight, MaxInFlightPerTenant: cfg.maxPerTenant, BodyTimeout: cfg.bodyTimeout,
 	})
 	if err != nil {

@@ -1,0 +1,177 @@
+package telemetry
+
+import (
+	"bufio"
+	"compress/gzip"
+	"io"
+	"math"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"github.com/prometheus/common/expfmt"
+)
+
+// Help texts of the per-job families (the text the descriptors carry too).
+const (
+	helpJobExecutions  = "Finished executions of a job on this process by outcome: completed (main action succeeded), failed (main action failed, error action succeeded), faulted."
+	helpJobLastSuccess = "Unix time of the job's last execution whose main action succeeded (its creation time when none did)."
+)
+
+// PerJobGatherer gathers the per-job series as client_golang metric families (none with
+// Config.PerJob off). It is the slow path: /metrics writes them without it in the text format
+// (Handler); tests and the protobuf formats use it.
+func (c *Collector) PerJobGatherer() prometheus.Gatherer { return c.perJobReg }
+
+// Handler serves /metrics: the families g gathers and, with Config.PerJob, the per-job series.
+// The format is negotiated as promhttp negotiates it (Accept: the Prometheus text format unless
+// a protobuf format is asked for; gzip when accepted). In the text format the per-job series are
+// written straight from the collector's counts after g's families, with no metric built per
+// series: with tens of thousands of jobs they are most of the response, and building them as
+// client_golang metrics cost more CPU and memory than firing the jobs. A protobuf format is
+// served by promhttp from g and PerJobGatherer.
+func (c *Collector) Handler(g prometheus.Gatherer) http.Handler {
+	slow := promhttp.HandlerFor(prometheus.Gatherers{g, c.perJobReg}, promhttp.HandlerOpts{})
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		format := expfmt.NegotiateAccept(r.Header, expfmt.DefaultAcceptedFormats()...)
+		if !c.perJob || format.FormatType() != expfmt.TypeTextPlain {
+			slow.ServeHTTP(w, r)
+			return
+		}
+		mfs, err := g.Gather()
+		if err != nil {
+			http.Error(w, "An error has occurred while serving metrics:\n\n"+err.Error(), http.StatusInternalServerError)
+			return
+		}
+		h := w.Header()
+		h.Add("Vary", "Accept")
+		h.Add("Vary", "Accept-Encoding")
+		h.Set("Content-Type", string(format))
+		var out io.Writer = w
+		if acceptsGzip(r.Header.Get("Accept-Encoding")) {
+			h.Set("Content-Encoding", "gzip")
+			gz := gzip.NewWriter(w)
+			defer func() { _ = gz.Close() }()
+			out = gz
+		}
+		bw := bufio.NewWriterSize(out, 64<<10)
+		enc := expfmt.NewEncoder(bw, format)
+		for _, mf := range mfs {
+			if err := enc.Encode(mf); err != nil {
+				return // the client went away: nothing more can be said to it
+			}
+		}
+		c.writePerJob(bw)
+		if cl, ok := enc.(expfmt.Closer); ok {
+			_ = cl.Close()
+		}
+		_ = bw.Flush()
+	})
+}
+
+// acceptsGzip reports whether an Accept-Encoding header accepts gzip (not with q=0).
+func acceptsGzip(header string) bool {
+	for part := range strings.SplitSeq(header, ",") {
+		coding, params, _ := strings.Cut(strings.TrimSpace(part), ";")
+		if !strings.EqualFold(strings.TrimSpace(coding), "gzip") {
+			continue
+		}
+		q := strings.ReplaceAll(params, " ", "")
+		return q != "q=0" && q != "q=0.0" && q != "q=0.00" && q != "q=0.000"
+	}
+	return false
+}
+
+// writePerJob writes the per-job families in the Prometheus text format (0.0.4), as
+// expfmt.MetricFamilyToText writes them (labels in name order, values formatted alike),
+// straight from a copy of the counts: one allocation for the copy, none per series. Series are
+// in no particular order, which the format allows.
+func (c *Collector) writePerJob(w *bufio.Writer) {
+	rows := c.snapshot()
+	if len(rows) == 0 {
+		return
+	}
+	var num [32]byte
+	sample := func(name string, k seriesKey, outcome string, v float64) {
+		_, _ = w.WriteString(name)
+		_, _ = w.WriteString(`{collection="`)
+		writeLabelValue(w, k.collection)
+		_, _ = w.WriteString(`",job="`)
+		writeLabelValue(w, k.job)
+		if outcome != "" {
+			_, _ = w.WriteString(`",outcome="`)
+			writeLabelValue(w, outcome)
+		}
+		_, _ = w.WriteString(`",subscription="`)
+		writeLabelValue(w, k.subscription)
+		_, _ = w.WriteString(`"} `)
+		_, _ = w.Write(appendFloat(num[:0], v))
+		_ = w.WriteByte('\n')
+	}
+	_, _ = w.WriteString("# HELP " + MetricJobExecutions + " " + helpJobExecutions + "\n# TYPE " + MetricJobExecutions + " counter\n")
+	for i := range rows {
+		r := &rows[i]
+		for j, oc := range outcomes {
+			if j > 0 && r.s.n[j] == 0 {
+				continue
+			}
+			sample(MetricJobExecutions, r.k, oc, float64(r.s.n[j]))
+		}
+		for oc, n := range r.s.other {
+			sample(MetricJobExecutions, r.k, oc, float64(n))
+		}
+	}
+	header := false
+	for i := range rows {
+		r := &rows[i]
+		if !r.s.hasLast {
+			continue
+		}
+		if !header {
+			_, _ = w.WriteString("# HELP " + MetricJobLastSuccess + " " + helpJobLastSuccess + "\n# TYPE " + MetricJobLastSuccess + " gauge\n")
+			header = true
+		}
+		sample(MetricJobLastSuccess, r.k, "", r.s.lastSuccess)
+	}
+}
+
+// writeLabelValue writes a label value escaped as the text format wants (\\, \" and \n).
+func writeLabelValue(w *bufio.Writer, v string) {
+	if !strings.ContainsAny(v, "\\\"\n") {
+		_, _ = w.WriteString(v)
+		return
+	}
+	for i := 0; i < len(v); i++ {
+		switch v[i] {
+		case '\\':
+			_, _ = w.WriteString(`\\`)
+		case '"':
+			_, _ = w.WriteString(`\"`)
+		case '\n':
+			_, _ = w.WriteString(`\n`)
+		default:
+			_ = w.WriteByte(v[i])
+		}
+	}
+}
+
+// appendFloat formats a sample value as expfmt does.
+func appendFloat(b []byte, f float64) []byte {
+	switch {
+	case f == 1:
+		return append(b, '1')
+	case f == 0:
+		return append(b, '0')
+	case f == -1:
+		return append(b, "-1"...)
+	case math.IsNaN(f):
+		return append(b, "NaN"...)
+	case math.IsInf(f, +1):
+		return append(b, "+Inf"...)
+	case math.IsInf(f, -1):
+		return append(b, "-Inf"...)
+	}
+	return strconv.AppendFloat(b, f, 'g', -1, 64)
+}
