@@ -2,6 +2,7 @@ package action
 
 import (
 	"context"
+	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
 	"strings"
@@ -114,4 +115,76 @@ func endSpan(span trace.Span, res Result) {
 		span.SetStatus(codes.Error, shortReason(first))
 	}
 	span.End()
+}
+
+// Execution is what an execution's span says once the execution is over: its last attempt
+// (the job, collection and tag it ran for), when it was expected and ended, its outcome
+// ("completed", "failed": the error action ran, "faulted") and its attempts, retries and error
+// action included.
+type Execution struct {
+	Last       Attempt
+	Start, End time.Time
+	Outcome    string
+	Attempts   int
+}
+
+// Tracing reports whether the executor records spans (Config.Tracer).
+func (e *Executor) Tracing() bool { return e.tracer != nil }
+
+// TraceExecution records the span of an execution that is over: the root of its trace, with the
+// execution span ID its attempts' spans name as their parent (Attempt.Trace), from x.Start to
+// x.End. The tracer must generate that ID: its provider is built with IDGenerator (as
+// telemetry.NewTracing's is); with another the span gets an ID of its own. Without a tracer it
+// does nothing.
+func (e *Executor) TraceExecution(ctx context.Context, x Execution) {
+	if e.tracer == nil {
+		return
+	}
+	ids := x.Last.Trace()
+	ctx = context.WithValue(ctx, executionIDsKey{}, ids)
+	_, span := e.tracer.Start(ctx, "scheduler.execution", trace.WithNewRoot(), trace.WithSpanKind(trace.SpanKindInternal),
+		trace.WithTimestamp(x.Start),
+		trace.WithAttributes(
+			attribute.String("scheduler.job_id", x.Last.JobID),
+			attribute.String("scheduler.job_collection_id", x.Last.JobCollectionID),
+			attribute.String("scheduler.execution_tag", x.Last.ExecutionTag),
+			attribute.String("scheduler.expected_execution_time", x.Last.ExpectedExecution.UTC().Format(time.RFC3339)),
+			attribute.String("scheduler.outcome", x.Outcome),
+			attribute.Int("scheduler.attempts", x.Attempts),
+		))
+	if x.Outcome != "completed" {
+		span.SetStatus(codes.Error, "the execution "+x.Outcome)
+	}
+	span.End(trace.WithTimestamp(x.End))
+}
+
+// executionIDsKey carries an execution's derived identifiers from TraceExecution to IDGenerator.
+type executionIDsKey struct{}
+
+// IDGenerator is the span ID generator of a tracer provider whose tracer is Config.Tracer
+// (sdktrace.WithIDGenerator): random identifiers, except for an execution's span, which takes
+// the trace and span IDs derived from the job and the execution tag, so that the span its
+// attempts name as their parent (on any replica) is the one exported.
+type IDGenerator struct{}
+
+// NewIDs returns the identifiers of a root span: an execution's derived ones in TraceExecution,
+// else random.
+func (IDGenerator) NewIDs(ctx context.Context) (trace.TraceID, trace.SpanID) {
+	if ids, ok := ctx.Value(executionIDsKey{}).(TraceIDs); ok {
+		return ids.TraceID, ids.ExecutionSpan
+	}
+	var t trace.TraceID
+	for !t.IsValid() {
+		_, _ = rand.Read(t[:])
+	}
+	return t, IDGenerator{}.NewSpanID(ctx, t)
+}
+
+// NewSpanID returns a random span ID.
+func (IDGenerator) NewSpanID(context.Context, trace.TraceID) trace.SpanID {
+	var s trace.SpanID
+	for !s.IsValid() {
+		_, _ = rand.Read(s[:])
+	}
+	return s
 }

@@ -274,16 +274,16 @@ func (ex *Executor) attempt(ctx context.Context, t task) (*recordOp, bool) {
 		ex.m.lateness.Observe(max(start.Sub(x.Scheduled), 0).Seconds())
 	}
 	props, err := openSecrets(ex.box, t.job.Properties, t.job.Key)
+	jobID, collID := ResourceIDs(t.job.Key)
+	at := action.Attempt{
+		ExecutionTag: x.Tag, ClientRequestID: uuid.NewString(),
+		ExpectedExecution: x.Scheduled, JobID: jobID, JobCollectionID: collID, Region: ex.cfg.Region,
+		Phase: x.Phase, RetryCount: x.Attempt,
+	}
 	var res action.Result
 	if err != nil {
 		res = action.Result{Message: "the job's secrets cannot be opened: " + err.Error()}
 	} else {
-		jobID, collID := ResourceIDs(t.job.Key)
-		at := action.Attempt{
-			ExecutionTag: x.Tag, ClientRequestID: uuid.NewString(),
-			ExpectedExecution: x.Scheduled, JobID: jobID, JobCollectionID: collID, Region: ex.cfg.Region,
-			Phase: x.Phase, RetryCount: x.Attempt,
-		}
 		if x.Phase == store.ActionError {
 			if props.Action != nil {
 				at.ErrorAction(props.Action.ErrorAction)
@@ -331,6 +331,9 @@ func (ex *Executor) attempt(ctx context.Context, t task) (*recordOp, bool) {
 	case jobstate.FaultedOccurrence:
 		r.outcome = outcomeFaulted
 	}
+	if o.Finished && ex.act.Tracing() {
+		ex.traceExecution(ctx, at, start, end, r.outcome)
+	}
 	lvl := slog.LevelDebug
 	if !res.Success {
 		lvl = slog.LevelInfo
@@ -361,4 +364,19 @@ func openSecrets(box *secret.Box, p wire.JobProperties, owner store.JobKey) (wir
 		return wire.JobProperties{}, err
 	}
 	return p, nil
+}
+
+// traceExecution records the span of an execution that is over, its last attempt at: from its
+// expected time (or this attempt's start, if earlier) to the attempt's end, with its outcome and
+// its attempts (the main action's, read for the error action, and this phase's).
+func (ex *Executor) traceExecution(ctx context.Context, at action.Attempt, start, end time.Time, outcome string) {
+	attempts := at.RetryCount + 1
+	if at.Phase == store.ActionError && at.Failure != nil {
+		attempts += at.Failure.Attempts
+	}
+	from := at.ExpectedExecution
+	if start.Before(from) {
+		from = start
+	}
+	ex.act.TraceExecution(ctx, action.Execution{Last: at, Start: from, End: end, Outcome: outcome, Attempts: attempts})
 }

@@ -12,6 +12,8 @@ import (
 	"go.opentelemetry.io/otel/sdk/resource"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/trace"
+
+	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/action"
 )
 
 // TracingConfig configures the export of attempt spans over OTLP/HTTP (the daemon's
@@ -29,8 +31,8 @@ type TracingConfig struct {
 	Registerer   prometheus.Registerer
 }
 
-// Tracing records a span per attempt and exports them over OTLP/HTTP with the OpenTelemetry Go
-// SDK.
+// Tracing records a span per execution and per attempt (the execution's span their parent) and
+// exports them over OTLP/HTTP with the OpenTelemetry Go SDK.
 type Tracing struct {
 	provider *sdktrace.TracerProvider
 }
@@ -71,6 +73,8 @@ func NewTracing(cfg TracingConfig) (*Tracing, error) {
 	}
 	tp := sdktrace.NewTracerProvider(
 		sdktrace.WithSampler(sdktrace.AlwaysSample()),
+		// The execution's span takes the identifiers its attempts name as their parent.
+		sdktrace.WithIDGenerator(action.IDGenerator{}),
 		sdktrace.WithResource(resource.NewSchemaless(attribute.String("service.name", "schedulerd"))),
 		sdktrace.WithBatcher(ce, sdktrace.WithBatchTimeout(cfg.BatchTimeout), sdktrace.WithMaxQueueSize(8192),
 			sdktrace.WithExportTimeout(cfg.ExportTimeout)),

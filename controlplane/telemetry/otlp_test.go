@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/hex"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"sync"
@@ -12,61 +11,11 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
-	coltracepb "go.opentelemetry.io/proto/otlp/collector/trace/v1"
-	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
-	"google.golang.org/protobuf/proto"
 
 	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/action"
+	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/telemetry/otlptest"
 	"github.com/schedulerhq/terraform-provider-scheduler/internal/wire"
 )
-
-// collector is a real OTLP/HTTP trace endpoint: it decodes each export with the collector's own
-// protocol types and keeps the spans.
-type collector struct {
-	mu    sync.Mutex
-	spans []*tracepb.Span
-	got   chan struct{}
-}
-
-func (c *collector) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if r.URL.Path != "/v1/traces" || r.Header.Get("Content-Type") != "application/x-protobuf" {
-		http.Error(w, "unexpected "+r.URL.Path+" "+r.Header.Get("Content-Type"), http.StatusBadRequest)
-		return
-	}
-	b, _ := io.ReadAll(r.Body)
-	var req coltracepb.ExportTraceServiceRequest
-	if err := proto.Unmarshal(b, &req); err != nil {
-		http.Error(w, err.Error(), http.StatusBadRequest)
-		return
-	}
-	c.mu.Lock()
-	for _, rs := range req.ResourceSpans {
-		for _, ss := range rs.ScopeSpans {
-			c.spans = append(c.spans, ss.Spans...)
-		}
-	}
-	c.mu.Unlock()
-	out, _ := proto.Marshal(&coltracepb.ExportTraceServiceResponse{})
-	w.Header().Set("Content-Type", "application/x-protobuf")
-	_, _ = w.Write(out)
-	select {
-	case c.got <- struct{}{}:
-	default:
-	}
-}
-
-// attrs returns a span's attributes: strings and integers.
-func attrs(s *tracepb.Span) map[string]any {
-	m := map[string]any{}
-	for _, kv := range s.Attributes {
-		if sv := kv.Value.GetStringValue(); sv != "" {
-			m[kv.Key] = sv
-		} else {
-			m[kv.Key] = kv.Value.GetIntValue()
-		}
-	}
-	return m
-}
 
 // counter reads a counter of reg.
 func counter(t *testing.T, reg *prometheus.Registry, name string) float64 {
@@ -84,16 +33,15 @@ func counter(t *testing.T, reg *prometheus.Registry, name string) float64 {
 	return 0
 }
 
-// TestOTLPSpansAndParents: the attempts of one execution (two failed, then the error action) are
-// exported to a real OTLP/HTTP endpoint as three spans of one trace, each a child of the
-// execution's span, each the span the target saw in its traceparent, with the job, attempt,
-// outcome and status code.
+// TestOTLPSpansAndParents: the attempts of one execution (two failed, then the error action) and
+// the execution are exported to a real OTLP/HTTP endpoint as four spans of one trace: the
+// execution's, the root, with the derived span ID and its outcome and attempts, and three
+// attempts, each its child, each the span the target saw in its traceparent, with the job,
+// attempt, outcome and status code.
 func TestOTLPSpansAndParents(t *testing.T) {
-	col := &collector{got: make(chan struct{}, 1)}
-	cs := httptest.NewServer(col)
-	defer cs.Close()
+	col := otlptest.New(t)
 	reg := prometheus.NewRegistry()
-	tr, err := NewTracing(TracingConfig{Endpoint: cs.URL, Registerer: reg, BatchTimeout: time.Hour})
+	tr, err := NewTracing(TracingConfig{Endpoint: col.URL, Registerer: reg, BatchTimeout: time.Hour})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -125,17 +73,32 @@ func TestOTLPSpansAndParents(t *testing.T) {
 			t.Fatalf("attempt %d: %+v", i, res)
 		}
 	}
+	last := base
+	last.Phase, last.ClientRequestID = "ErrorAction", "r3"
+	e.TraceExecution(t.Context(), action.Execution{Last: last, Start: base.ExpectedExecution,
+		End: base.ExpectedExecution.Add(time.Minute), Outcome: "failed", Attempts: 3})
 	if err := tr.Flush(t.Context()); err != nil {
 		t.Fatal(err)
 	}
-	col.mu.Lock()
-	spans := append([]*tracepb.Span(nil), col.spans...)
-	col.mu.Unlock()
-	if len(spans) != 3 {
-		t.Fatalf("%d spans exported, want 3", len(spans))
+	spans := col.Spans()
+	if len(spans) != 4 {
+		t.Fatalf("%d spans exported, want 4", len(spans))
 	}
 	ids := base.Trace()
 	wantTrace, wantParent := ids.TraceID.String(), ids.ExecutionSpan.String()
+	// The execution's span: the root of the trace, with the span ID its attempts name.
+	x := spans[3]
+	if hex.EncodeToString(x.TraceId) != wantTrace || hex.EncodeToString(x.SpanId) != wantParent || len(x.ParentSpanId) != 0 {
+		t.Errorf("execution span: trace %x span %x parent %x, want %s %s and none", x.TraceId, x.SpanId, x.ParentSpanId, wantTrace, wantParent)
+	}
+	if a := otlptest.Attrs(x); x.Name != "scheduler.execution" || a["scheduler.job_id"] != base.JobID || a["scheduler.outcome"] != "failed" ||
+		a["scheduler.attempts"] != int64(3) || a["scheduler.execution_tag"] != "tag-7" || a["scheduler.expected_execution_time"] != "2026-05-04T10:30:00Z" {
+		t.Errorf("execution span %s attributes %v", x.Name, a)
+	}
+	if x.StartTimeUnixNano != uint64(base.ExpectedExecution.UnixNano()) || x.EndTimeUnixNano != uint64(base.ExpectedExecution.Add(time.Minute).UnixNano()) {
+		t.Errorf("execution span from %d to %d, want the expected time and a minute later", x.StartTimeUnixNano, x.EndTimeUnixNano)
+	}
+	spans = spans[:3]
 	wantOutcome := []string{"failed", "failed", "succeeded"}
 	wantStatus := []int64{503, 503, 200}
 	for i, s := range spans {
@@ -145,7 +108,7 @@ func TestOTLPSpansAndParents(t *testing.T) {
 		if want := "00-" + wantTrace + "-" + hex.EncodeToString(s.SpanId) + "-01"; seen[i] != want {
 			t.Errorf("span %d: the target saw traceparent %s, want %s", i, seen[i], want)
 		}
-		a := attrs(s)
+		a := otlptest.Attrs(s)
 		if a["scheduler.job_id"] != base.JobID || a["scheduler.execution_tag"] != "tag-7" || a["scheduler.outcome"] != wantOutcome[i] ||
 			a["http.response.status_code"] != wantStatus[i] || a["scheduler.expected_execution_time"] != "2026-05-04T10:30:00Z" {
 			t.Errorf("span %d attributes %v", i, a)
@@ -154,8 +117,8 @@ func TestOTLPSpansAndParents(t *testing.T) {
 	if bytes.Equal(spans[0].SpanId, spans[1].SpanId) {
 		t.Errorf("retry span %x equals the first", spans[1].SpanId)
 	}
-	if got := counter(t, reg, "scheduler_trace_spans_exported_total"); got != 3 {
-		t.Errorf("exported counter %v, want 3", got)
+	if got := counter(t, reg, "scheduler_trace_spans_exported_total"); got != 4 {
+		t.Errorf("exported counter %v, want 4", got)
 	}
 }
 

@@ -10,40 +10,20 @@ import (
 	"time"
 
 	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
-	coltracepb "go.opentelemetry.io/proto/otlp/collector/trace/v1"
-	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
-	"google.golang.org/protobuf/proto"
 
 	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/action"
+	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/telemetry/otlptest"
 )
 
 // TestSignedAndTracedCallEndToEnd: a job with a signing secret, put through the API, calls its
 // target signed (verified with the Standard Webhooks Go library) and with a traceparent, and the
-// daemon started with --otlp-endpoint exports the attempt's span to a real OTLP/HTTP endpoint
-// (decoded with the collector's protocol types): the target's span, in the execution's trace, a
-// child of the execution's span, with the job and its outcome. The secret is in no log and not
+// daemon started with --otlp-endpoint exports the attempt's span and the execution's to a real
+// OTLP/HTTP endpoint (decoded with the collector's protocol types): the target's span, in the
+// execution's trace, a child of the execution's span, with the job and its outcome, and the
+// execution's span itself. The secret is in no log and not
 // in the database file in plain text.
 func TestSignedAndTracedCallEndToEnd(t *testing.T) {
-	spans := make(chan *tracepb.Span, 16)
-	collector := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		b, _ := io.ReadAll(r.Body)
-		var req coltracepb.ExportTraceServiceRequest
-		if r.URL.Path != "/v1/traces" || proto.Unmarshal(b, &req) != nil {
-			http.Error(w, "bad export", http.StatusBadRequest)
-			return
-		}
-		for _, rs := range req.ResourceSpans {
-			for _, ss := range rs.ScopeSpans {
-				for _, s := range ss.Spans {
-					spans <- s
-				}
-			}
-		}
-		out, _ := proto.Marshal(&coltracepb.ExportTraceServiceResponse{})
-		w.Header().Set("Content-Type", "application/x-protobuf")
-		_, _ = w.Write(out)
-	}))
-	defer collector.Close()
+	collector := otlptest.New(t)
 	type call struct {
 		header http.Header
 		body   []byte
@@ -76,13 +56,16 @@ func TestSignedAndTracedCallEndToEnd(t *testing.T) {
 	if c.header.Get("webhook-id") != tag || tag == "" {
 		t.Errorf("webhook-id %q, execution tag %q", c.header.Get("webhook-id"), tag)
 	}
-	var s *tracepb.Span
-	select {
-	case s = <-spans:
-	case <-time.After(30 * time.Second):
-		t.Fatalf("no span exported; log:\n%s", d.logs.String())
-	}
+	// The attempt's span, then the execution's (its parent).
+	spans := collector.WaitSpans(t, 2, 30*time.Second)
+	s, x := spans[0], spans[1]
 	ids := (&action.Attempt{JobID: c.header.Get("x-ms-scheduler-jobid"), ExecutionTag: tag}).Trace()
+	if x.Name != "scheduler.execution" || hex.EncodeToString(x.SpanId) != ids.ExecutionSpan.String() || len(x.ParentSpanId) != 0 {
+		t.Errorf("second span %s %x (parent %x), want the execution's span %s, a root", x.Name, x.SpanId, x.ParentSpanId, ids.ExecutionSpan)
+	}
+	if a := otlptest.Attrs(x); a["scheduler.outcome"] != "completed" || a["scheduler.attempts"] != int64(1) {
+		t.Errorf("execution span attributes %v", a)
+	}
 	if want := "00-" + ids.TraceID.String() + "-" + hex.EncodeToString(s.SpanId) + "-01"; c.header.Get("traceparent") != want {
 		t.Errorf("traceparent %q, the exported span makes %q", c.header.Get("traceparent"), want)
 	}
