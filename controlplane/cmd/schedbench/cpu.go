@@ -100,6 +100,14 @@ func (m cpuMark) since(now cpuMark, n int, what string) string {
 		ds.Round(10*time.Millisecond), per(ds), what)
 }
 
+// perUnit is the daemon CPU and allocations from m to now per unit of work (n units).
+func (m cpuMark) perUnit(now cpuMark, n int) (time.Duration, float64) {
+	if n == 0 {
+		return 0, 0
+	}
+	return (now.daemon - m.daemon) / time.Duration(n), (now.allocs.mallocs - m.allocs.mallocs) / float64(n)
+}
+
 // loadAverage is the first three fields of /proc/loadavg.
 func loadAverage() string {
 	b, err := os.ReadFile("/proc/loadavg")

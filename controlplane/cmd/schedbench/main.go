@@ -54,6 +54,8 @@ type options struct {
 	jobAction func() *wire.JobAction
 	signing   bool   // every Http job signs its requests (Standard Webhooks)
 	otlp      string // "": no export; "ok": an in-process OTLP/HTTP collector; "hang": one that never answers
+	compare   string // features of the "on" phases of a comparison (see runCompare); "": one run
+	pairs     int    // off/on pairs of a comparison
 
 	every          time.Duration // 0: every minute
 	restart        bool          // restart the daemon after the PUTs, timing it until /readyz
@@ -89,6 +91,8 @@ func main() {
 	flag.DurationVar(&o.calibrateFor, "calibrate-for", 3*time.Second, "how long to measure the loopback ceiling before each run (0: not measured)")
 	flag.IntVar(&o.calibrateConns, "calibrate-conns", 0, "connections for the ceiling (0: as many as the daemons open to one target: --workers capped by --target-concurrency, times --replicas)")
 	flag.BoolVar(&o.signing, "signing", false, "every Http job signs its requests (action.request.signing)")
+	flag.StringVar(&o.compare, "compare", "", "compare runs without and with features, comma separated: signing, otlp (a collector that accepts the spans), otlp-hang (one that never answers); runs --pairs off/on pairs back to back, alternating, each on a fresh daemon, and prints their ratios")
+	flag.IntVar(&o.pairs, "pairs", 2, "off/on pairs of a --compare run")
 	flag.StringVar(&o.otlp, "otlp", "", "export the attempts' spans (--otlp-endpoint) to an in-process collector: ok (it accepts them) or hang (it never answers); empty: no export")
 	flag.Parse()
 	set := map[string]bool{}
@@ -132,6 +136,9 @@ func run(ctx context.Context, o options, out io.Writer) error {
 	if o.jobs < 1 || o.cycles < 0 || o.putWorkers < 1 || o.perColl < 1 {
 		return errors.New("--jobs, --put-workers and --jobs-per-collection must be positive, --cycles not negative")
 	}
+	if o.compare != "" {
+		return runCompare(ctx, o, out)
+	}
 	s, err := startSink(o.jobs * (o.cycles + 2))
 	if err != nil {
 		return err
@@ -141,9 +148,27 @@ func run(ctx context.Context, o options, out io.Writer) error {
 	if err != nil || o.calibrateOnly {
 		return err
 	}
+	_, err = runPhase(ctx, o, s, cal, out)
+	return err
+}
+
+// phaseFigures are what one run measured, for --compare's table.
+type phaseFigures struct {
+	fires         int           // delivered in the observed cycles
+	firesPerSec   float64       // the slowest cycle's
+	p99           time.Duration // the worst cycle's
+	cpuPerFire    time.Duration // daemon CPU over the observed cycles per fire
+	allocsPerFire float64
+	peakRSS       string
+}
+
+// runPhase starts a daemon (and the broker and collector the options ask for) and measures one
+// run against the sink s: PUTs, then the observed cycles.
+func runPhase(ctx context.Context, o options, s *sink, cal calibration, out io.Writer) (phaseFigures, error) {
+	var fig phaseFigures
 	b, err := startBroker(ctx, o.action, s)
 	if err != nil {
-		return err
+		return fig, err
 	}
 	if b != nil {
 		defer b.stop()
@@ -154,7 +179,7 @@ func run(ctx context.Context, o options, out io.Writer) error {
 	if o.otlp != "" {
 		url, stopCollector, err := startCollector(o.otlp)
 		if err != nil {
-			return err
+			return fig, err
 		}
 		defer stopCollector()
 		o.daemonArgs = strings.TrimSpace(o.daemonArgs + " --otlp-endpoint " + url)
@@ -162,7 +187,7 @@ func run(ctx context.Context, o options, out io.Writer) error {
 	}
 	d, err := startDaemon(ctx, o)
 	if err != nil {
-		return err
+		return fig, err
 	}
 	defer d.stop(o.keep)
 	fmt.Fprintf(out, "schedulerd %s (pid %d, data %s), sink %s\n", d.endpoint, d.pid(), d.dataDir, s.url)
@@ -176,18 +201,18 @@ func run(ctx context.Context, o options, out io.Writer) error {
 
 	before, err := markCPU(ctx, d)
 	if err != nil {
-		return err
+		return fig, err
 	}
 	created, putElapsed, err := createJobs(ctx, o, d, s.url)
 	if err != nil {
-		return err
+		return fig, err
 	}
 	fmt.Fprintf(out, "created %d jobs in %d collections in %s: %.0f PUT/s (%d concurrent clients)\n",
 		created, (created+o.perColl-1)/o.perColl, putElapsed.Round(time.Millisecond),
 		float64(created)/putElapsed.Seconds(), o.putWorkers)
 	afterPuts, err := markCPU(ctx, d)
 	if err != nil {
-		return err
+		return fig, err
 	}
 	fmt.Fprintf(out, "CPU for the PUTs (with any fires due meanwhile): %s\n", before.since(afterPuts, created, "PUT"))
 	fmt.Fprintf(out, "memory after the PUTs: %s\n", memoryPerJob(d, created))
@@ -197,7 +222,7 @@ func run(ctx context.Context, o options, out io.Writer) error {
 	if o.restart {
 		took, err := d.restart(ctx)
 		if err != nil {
-			return err
+			return fig, err
 		}
 		fmt.Fprintf(out, "restart with %d jobs: ready (/readyz 200) %s after the start (%s per job); memory: %s; load average %s\n",
 			created, took.Round(time.Millisecond), (took / time.Duration(created)).Round(10*time.Nanosecond), memoryPerJob(d, created), loadAverage())
@@ -215,12 +240,12 @@ func run(ctx context.Context, o options, out io.Writer) error {
 	for time.Now().Before(first) {
 		select {
 		case <-ctx.Done():
-			return ctx.Err()
+			return fig, ctx.Err()
 		case <-time.After(time.Until(first)):
 		}
 	}
 	if cyclesStart, err = markCPU(ctx, d); err != nil {
-		return err
+		return fig, err
 	}
 	for time.Now().Before(deadline) {
 		if s.countBetween(first, last) >= want && time.Now().After(last.Add(-period).Add(o.spread)) {
@@ -228,7 +253,7 @@ func run(ctx context.Context, o options, out io.Writer) error {
 		}
 		select {
 		case <-ctx.Done():
-			return ctx.Err()
+			return fig, ctx.Err()
 		case <-time.After(250 * time.Millisecond):
 		}
 	}
@@ -236,25 +261,32 @@ func run(ctx context.Context, o options, out io.Writer) error {
 		from := first.Add(time.Duration(c) * period)
 		st := s.stats(from, from.Add(period))
 		fmt.Fprintf(out, "cycle %d: %d/%d fires; %s\n", c+1, st.count, created, st.describe(cal))
+		if c == 0 || st.deliveriesPerSecondInTheBurst < fig.firesPerSec {
+			fig.firesPerSec = st.deliveriesPerSecondInTheBurst
+		}
+		fig.p99 = max(fig.p99, st.p99)
 	}
 	cyclesEnd, err := markCPU(ctx, d)
 	if err != nil {
-		return err
+		return fig, err
 	}
-	fmt.Fprintf(out, "CPU over the observed cycles: %s\n", cyclesStart.since(cyclesEnd, s.countBetween(first, last), "fire"))
+	fig.fires = s.countBetween(first, last)
+	fig.cpuPerFire, fig.allocsPerFire = cyclesStart.perUnit(cyclesEnd, fig.fires)
+	fmt.Fprintf(out, "CPU over the observed cycles: %s\n", cyclesStart.since(cyclesEnd, fig.fires, "fire"))
 	fmt.Fprintf(out, "load average at the end: %s\n", loadAverage())
 	if got := s.countBetween(first, last); got < want {
-		return fmt.Errorf("the sink received %d of the %d fires due in the observed cycles", got, want)
+		return fig, fmt.Errorf("the sink received %d of the %d fires due in the observed cycles", got, want)
 	}
 	if err := checkDurable(ctx, d, o, created); err != nil {
-		return err
+		return fig, err
 	}
 	fmt.Fprintf(out, "history and status committed: checked %d jobs, each with executionCount >= %d\n", min(created, 20), o.cycles)
-	fmt.Fprintf(out, "daemon peak RSS: %s; memory at the end: %s\n", d.peakRSS(), memoryPerJob(d, created))
+	fig.peakRSS = d.peakRSS()
+	fmt.Fprintf(out, "daemon peak RSS: %s; memory at the end: %s\n", fig.peakRSS, memoryPerJob(d, created))
 	for _, p := range d.peers {
 		fmt.Fprintf(out, "replica peak RSS: %s\n", p.peakRSS())
 	}
-	return nil
+	return fig, nil
 }
 
 // measureCeiling measures and prints the loopback ceiling (a zero calibration with
