@@ -217,7 +217,7 @@ func runPhase(ctx context.Context, o options, s *sink, cal calibration, out io.W
 	fmt.Fprintf(out, "CPU for the PUTs (with any fires due meanwhile): %s\n", before.since(afterPuts, created, "PUT"))
 	fmt.Fprintf(out, "memory after the PUTs: %s\n", memoryPerJob(d, created))
 	if o.cycles == 0 {
-		return nil
+		return fig, nil
 	}
 	if o.restart {
 		took, err := d.restart(ctx)
