@@ -14,6 +14,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/action"
+	"github.com/schedulerhq/terraform-provider-scheduler/internal/clock"
 )
 
 // TracingConfig configures the export of attempt spans over OTLP/HTTP (the daemon's
@@ -24,11 +25,17 @@ type TracingConfig struct {
 	Endpoint string
 	// ExportTimeout bounds one export (0: 10 s). A collector that does not answer costs a
 	// failed export, counted, never a slower fire: spans are queued and sent in batches apart
-	// from the attempts, and dropped when the queue is full.
+	// from the attempts.
 	ExportTimeout time.Duration
 	// BatchTimeout is how long spans wait to be sent in a batch (0: 2 s).
 	BatchTimeout time.Duration
-	Registerer   prometheus.Registerer
+	// SlowExport is how long an export may take before the collector counts as down (0: 1 s).
+	// While it is down (an export failed, or one is slower than this) spans are not recorded,
+	// only counted, but for a probe a second; the first export that succeeds ends it.
+	SlowExport time.Duration
+	// Clock times exports (nil: the real clock).
+	Clock      clock.Clock
+	Registerer prometheus.Registerer
 }
 
 // Tracing records a span per execution and per attempt (the execution's span their parent) and
@@ -58,25 +65,31 @@ func NewTracing(cfg TracingConfig) (*Tracing, error) {
 	if err != nil {
 		return nil, fmt.Errorf("otlp exporter: %w", err)
 	}
-	ce := &countingExporter{SpanExporter: exp,
+	b := &breaker{SpanExporter: exp, clock: cfg.Clock, slow: cfg.SlowExport, probeEvery: time.Second,
 		exported: prometheus.NewCounter(prometheus.CounterOpts{Name: "scheduler_trace_spans_exported_total",
-			Help: "Attempt spans the OTLP collector accepted."}),
-		failed: prometheus.NewCounter(prometheus.CounterOpts{Name: "scheduler_trace_spans_failed_total",
-			Help: "Attempt spans whose export to the OTLP collector failed (an unreachable or slow collector); they are dropped."}),
+			Help: "Spans the OTLP collector accepted."}),
+		lost: prometheus.NewCounter(prometheus.CounterOpts{Name: "scheduler_trace_spans_failed_total",
+			Help: "Spans lost to an unreachable or slow OTLP collector: in a failed export, or not recorded while exports fail or take longer than a second."}),
+	}
+	if b.clock == nil {
+		b.clock = clock.Real{}
+	}
+	if b.slow <= 0 {
+		b.slow = time.Second
 	}
 	if cfg.Registerer != nil {
-		for _, c := range []prometheus.Collector{ce.exported, ce.failed} {
+		for _, c := range []prometheus.Collector{b.exported, b.lost} {
 			if err := cfg.Registerer.Register(c); err != nil {
 				return nil, fmt.Errorf("registering the tracing metrics: %w", err)
 			}
 		}
 	}
 	tp := sdktrace.NewTracerProvider(
-		sdktrace.WithSampler(sdktrace.AlwaysSample()),
+		sdktrace.WithSampler(b),
 		// The execution's span takes the identifiers its attempts name as their parent.
 		sdktrace.WithIDGenerator(action.IDGenerator{}),
 		sdktrace.WithResource(resource.NewSchemaless(attribute.String("service.name", "schedulerd"))),
-		sdktrace.WithBatcher(ce, sdktrace.WithBatchTimeout(cfg.BatchTimeout), sdktrace.WithMaxQueueSize(8192),
+		sdktrace.WithBatcher(b, sdktrace.WithBatchTimeout(cfg.BatchTimeout), sdktrace.WithMaxQueueSize(8192),
 			sdktrace.WithExportTimeout(cfg.ExportTimeout)),
 	)
 	return &Tracing{provider: tp}, nil
@@ -90,20 +103,3 @@ func (t *Tracing) Flush(ctx context.Context) error { return t.provider.ForceFlus
 
 // Shutdown exports what is queued (within ctx) and stops.
 func (t *Tracing) Shutdown(ctx context.Context) error { return t.provider.Shutdown(ctx) }
-
-// countingExporter counts the spans each export delivered or lost. A failure is only counted:
-// returned, it would reach the SDK's process-wide error handler, which logs every one.
-type countingExporter struct {
-	sdktrace.SpanExporter
-	exported, failed prometheus.Counter
-}
-
-func (c *countingExporter) ExportSpans(ctx context.Context, spans []sdktrace.ReadOnlySpan) error {
-	lost := c.SpanExporter.ExportSpans(ctx, spans) != nil
-	if lost {
-		c.failed.Add(float64(len(spans)))
-	} else {
-		c.exported.Add(float64(len(spans)))
-	}
-	return nil
-}

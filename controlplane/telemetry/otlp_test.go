@@ -6,6 +6,8 @@ import (
 	"encoding/hex"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -14,6 +16,7 @@ import (
 
 	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/action"
 	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/telemetry/otlptest"
+	"github.com/schedulerhq/terraform-provider-scheduler/internal/clock"
 	"github.com/schedulerhq/terraform-provider-scheduler/internal/wire"
 )
 
@@ -164,5 +167,79 @@ func TestOTLPDeadCollectorCostsACounter(t *testing.T) {
 	}
 	if failed, exported := counter(t, reg, "scheduler_trace_spans_failed_total"), counter(t, reg, "scheduler_trace_spans_exported_total"); failed != n || exported != 0 {
 		t.Errorf("failed %v exported %v, want %d and 0", failed, exported, n)
+	}
+}
+
+// TestOTLPSlowCollectorStopsTheRecording: once an export has hung longer than SlowExport (on the
+// fake clock), attempts record no span but one probe: the others are counted as lost at once,
+// with no export, and still carry their traceparent; when the collector answers again, spans are
+// recorded and exported again. Without the breaker every span would be recorded, queued and
+// encoded for a collector that takes none.
+func TestOTLPSlowCollectorStopsTheRecording(t *testing.T) {
+	got := make(chan struct{}, 16)
+	release := make(chan struct{})
+	col := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got <- struct{}{}
+		select {
+		case <-r.Context().Done():
+		case <-release:
+		}
+	}))
+	defer col.Close()
+	fake := clock.NewFake(time.Date(2026, 5, 4, 10, 30, 0, 0, time.UTC))
+	reg := prometheus.NewRegistry()
+	tr, err := NewTracing(TracingConfig{Endpoint: col.URL, Registerer: reg, ExportTimeout: time.Minute,
+		BatchTimeout: 10 * time.Millisecond, SlowExport: time.Second, Clock: fake})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = tr.Shutdown(context.Background()) }()
+	var mu sync.Mutex
+	var parents []string
+	target := httptest.NewServer(http.HandlerFunc(func(_ http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		parents = append(parents, r.Header.Get("traceparent"))
+		mu.Unlock()
+	}))
+	defer target.Close()
+	e := action.New(action.Config{Tracer: tr.Tracer()})
+	attempt := func(i int) {
+		a := action.Attempt{ExecutionTag: "tag-" + strconv.Itoa(i), ClientRequestID: "r" + strconv.Itoa(i), JobID: "j"}
+		a.ErrorAction(&wire.JobErrorAction{Type: "Http", Request: &wire.HTTPRequest{URI: target.URL, Method: "GET"}})
+		if res := e.Do(t.Context(), a); !res.Success {
+			t.Fatal(res.Message)
+		}
+	}
+	attempt(0)
+	select { // the first span's export reached the collector, which holds it
+	case <-got:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the first span was not exported")
+	}
+	fake.Advance(2 * time.Second) // the export is now slower than SlowExport
+	for i := 1; i <= 100; i++ {
+		attempt(i)
+	}
+	if lost, exported := counter(t, reg, "scheduler_trace_spans_failed_total"), counter(t, reg, "scheduler_trace_spans_exported_total"); lost != 99 || exported != 0 {
+		t.Errorf("while the collector hangs: lost %v exported %v, want 99 (all but one probe) and 0", lost, exported)
+	}
+	mu.Lock()
+	for i, p := range parents {
+		ids := (&action.Attempt{JobID: "j", ExecutionTag: "tag-" + strconv.Itoa(i)}).Trace()
+		if !strings.HasPrefix(p, "00-"+ids.TraceID.String()+"-") || !strings.HasSuffix(p, "-01") || len(p) != 55 {
+			t.Errorf("attempt %d: traceparent %q, want one in trace %s", i, p, ids.TraceID)
+		}
+	}
+	mu.Unlock()
+	close(release) // the collector answers again: the held export succeeds
+	if err := tr.Flush(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	attempt(101)
+	if err := tr.Flush(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if lost, exported := counter(t, reg, "scheduler_trace_spans_failed_total"), counter(t, reg, "scheduler_trace_spans_exported_total"); lost != 99 || exported != 3 {
+		t.Errorf("after the collector came back: lost %v exported %v, want 99 and 3 (the first, the probe, the last)", lost, exported)
 	}
 }
