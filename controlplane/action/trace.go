@@ -84,8 +84,11 @@ func (e *Executor) startSpan(ctx context.Context, a *Attempt) (context.Context, 
 		TraceID: a.ids.TraceID, SpanID: a.ids.ExecutionSpan, TraceFlags: trace.FlagsSampled, Remote: true,
 	})
 	ctx = trace.ContextWithRemoteSpanContext(ctx, parent)
-	ctx, span := e.tracer.Start(ctx, "scheduler.attempt", trace.WithSpanKind(trace.SpanKindClient),
-		trace.WithAttributes(
+	ctx, span := e.tracer.Start(ctx, "scheduler.attempt", trace.WithSpanKind(trace.SpanKindClient))
+	// Attributes only for a span that is recorded: one that is not (the collector is down) costs
+	// next to nothing.
+	if span.IsRecording() {
+		span.SetAttributes(
 			attribute.String("scheduler.job_id", a.JobID),
 			attribute.String("scheduler.job_collection_id", a.JobCollectionID),
 			attribute.String("scheduler.execution_tag", a.ExecutionTag),
@@ -93,7 +96,8 @@ func (e *Executor) startSpan(ctx context.Context, a *Attempt) (context.Context, 
 			attribute.String("scheduler.action", a.Phase),
 			attribute.String("scheduler.action_type", a.Action.Type),
 			attribute.Int("scheduler.attempt", a.RetryCount),
-		))
+		)
+	}
 	if sc := span.SpanContext(); sc.IsValid() {
 		a.ids.AttemptSpan = sc.SpanID()
 	}
@@ -102,6 +106,10 @@ func (e *Executor) startSpan(ctx context.Context, a *Attempt) (context.Context, 
 
 // endSpan records the attempt's outcome and status code on its span and ends it.
 func endSpan(span trace.Span, res Result) {
+	if !span.IsRecording() {
+		span.End()
+		return
+	}
 	outcome := "failed"
 	if res.Success {
 		outcome = "succeeded"
@@ -143,15 +151,19 @@ func (e *Executor) TraceExecution(ctx context.Context, x Execution) {
 	ids := x.Last.Trace()
 	ctx = context.WithValue(ctx, executionIDsKey{}, ids)
 	_, span := e.tracer.Start(ctx, "scheduler.execution", trace.WithNewRoot(), trace.WithSpanKind(trace.SpanKindInternal),
-		trace.WithTimestamp(x.Start),
-		trace.WithAttributes(
-			attribute.String("scheduler.job_id", x.Last.JobID),
-			attribute.String("scheduler.job_collection_id", x.Last.JobCollectionID),
-			attribute.String("scheduler.execution_tag", x.Last.ExecutionTag),
-			attribute.String("scheduler.expected_execution_time", x.Last.ExpectedExecution.UTC().Format(time.RFC3339)),
-			attribute.String("scheduler.outcome", x.Outcome),
-			attribute.Int("scheduler.attempts", x.Attempts),
-		))
+		trace.WithTimestamp(x.Start))
+	if !span.IsRecording() {
+		span.End()
+		return
+	}
+	span.SetAttributes(
+		attribute.String("scheduler.job_id", x.Last.JobID),
+		attribute.String("scheduler.job_collection_id", x.Last.JobCollectionID),
+		attribute.String("scheduler.execution_tag", x.Last.ExecutionTag),
+		attribute.String("scheduler.expected_execution_time", x.Last.ExpectedExecution.UTC().Format(time.RFC3339)),
+		attribute.String("scheduler.outcome", x.Outcome),
+		attribute.Int("scheduler.attempts", x.Attempts),
+	)
 	if x.Outcome != "completed" {
 		span.SetStatus(codes.Error, "the execution "+x.Outcome)
 	}

@@ -1,6 +1,9 @@
 package telemetry
 
 import (
+	"context"
+	"net/http"
+	"net/http/httptest"
 	"path/filepath"
 	"runtime"
 	"strconv"
@@ -8,6 +11,11 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/action"
+	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/telemetry/otlptest"
+	"github.com/schedulerhq/terraform-provider-scheduler/internal/wire"
 
 	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/dispatch"
 	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/store"
@@ -82,4 +90,48 @@ func BenchmarkObserve(b *testing.B) {
 			c.Observe(o)
 		}
 	})
+}
+
+// BenchmarkTracedAttempt measures an HTTP attempt and its execution's span: without a tracer,
+// with spans recorded for a collector that takes them, and with the collector down (the breaker
+// open: spans not recorded, counted).
+func BenchmarkTracedAttempt(b *testing.B) {
+	target := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
+	defer target.Close()
+	down := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
+	downURL := down.URL
+	down.Close() // refuses connections
+	for _, bc := range []struct{ name, endpoint string }{{"no-tracer", ""}, {"recorded", "ok"}, {"collector-down", downURL}} {
+		b.Run(bc.name, func(b *testing.B) {
+			var tracer trace.Tracer
+			if bc.endpoint != "" {
+				endpoint := bc.endpoint
+				if endpoint == "ok" {
+					endpoint = otlptest.New(b).URL
+				}
+				tr, err := NewTracing(TracingConfig{Endpoint: endpoint, Registerer: prometheus.NewRegistry(), BatchTimeout: 50 * time.Millisecond})
+				if err != nil {
+					b.Fatal(err)
+				}
+				defer func() { _ = tr.Shutdown(context.Background()) }()
+				tracer = tr.Tracer()
+				if bc.name == "collector-down" { // one failed export opens the breaker
+					_, s := tracer.Start(b.Context(), "first")
+					s.End()
+					_ = tr.Flush(b.Context())
+				}
+			}
+			e := action.New(action.Config{Tracer: tracer})
+			a := action.Attempt{Action: &wire.JobErrorAction{Type: "Http", Request: &wire.HTTPRequest{URI: target.URL, Method: "POST", Body: "x"}},
+				ExecutionTag: "t", ClientRequestID: "c", JobID: "/j", JobCollectionID: "/c", Region: "local", Phase: "MainAction",
+				ExpectedExecution: time.Unix(1_800_000_000, 0)}
+			b.ReportAllocs()
+			for b.Loop() {
+				if res := e.Do(b.Context(), a); !res.Success {
+					b.Fatal(res.Message)
+				}
+				e.TraceExecution(b.Context(), action.Execution{Last: a, Start: a.ExpectedExecution, End: a.ExpectedExecution, Outcome: "completed", Attempts: 1})
+			}
+		})
+	}
 }

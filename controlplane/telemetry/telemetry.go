@@ -1,7 +1,10 @@
 // Package telemetry turns the dispatcher's finished executions (dispatch.Config.OnOutcome) and
 // the store's job counts into what operators alert on and chart: per-job outcome counters and
 // last-success times, a gauge of jobs by state, a counter of coalesced occurrences, and
-// executions per minute by outcome over the last 24 hours for the dashboard's charts.
+// executions per minute by outcome over the last 24 hours for the dashboard's charts. Handler
+// serves them on /metrics (exposition.go). Tracing (otlp.go) exports the spans of executions
+// and attempts over OTLP/HTTP; its breaker (breaker.go) stops recording them, counted, while
+// the collector fails or hangs.
 //
 // Decisions:
 //
