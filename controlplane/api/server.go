@@ -143,6 +143,8 @@ type Server struct {
 	ready     readyProbe
 	requests  *prometheus.CounterVec
 	duration  *prometheus.HistogramVec
+	// handlers are the routes' handlers by kind and method, made once (see handler).
+	handlers map[routeMethod]handlerFunc
 }
 
 // New returns a Server.
@@ -164,6 +166,7 @@ func New(cfg Config) (*Server, error) {
 	if s.metrics == nil && cfg.Gatherer != nil {
 		s.metrics = promhttp.HandlerFor(cfg.Gatherer, promhttp.HandlerOpts{})
 	}
+	s.handlers = s.routeHandlers()
 	if cfg.PublicURL != "" {
 		u, err := url.Parse(cfg.PublicURL)
 		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.RawQuery != "" || u.Fragment != "" || u.User != nil {
@@ -360,12 +363,21 @@ func metricsOnly() *apiError {
 
 type handlerFunc func(w http.ResponseWriter, r *http.Request, rt route, info *reqInfo) *apiError
 
+// routeMethod is a route's kind and a method.
+type routeMethod struct {
+	k kind
+	m string
+}
+
+// handler returns the handler of a route and method (nil: none).
 func (s *Server) handler(rt route, method string) handlerFunc {
-	type km struct {
-		k kind
-		m string
-	}
-	return map[km]handlerFunc{
+	return s.handlers[routeMethod{rt.kind, method}]
+}
+
+// routeHandlers maps each route's kind and method to its handler: made once, not per request (a
+// map of 16 method values is about 17 allocations).
+func (s *Server) routeHandlers() map[routeMethod]handlerFunc {
+	return map[routeMethod]handlerFunc{
 		{kindCollectionsSub, http.MethodGet}:     s.listCollections,
 		{kindCollectionsRG, http.MethodGet}:      s.listCollections,
 		{kindCollection, http.MethodGet}:         s.getCollection,
@@ -382,7 +394,7 @@ func (s *Server) handler(rt route, method string) handlerFunc {
 		{kindJobRun, http.MethodPost}:            s.runJob,
 		{kindJobBackfill, http.MethodPost}:       s.backfillJob,
 		{kindJobHistory, http.MethodGet}:         s.listHistory,
-	}[km{rt.kind, method}]
+	}
 }
 
 // DefaultBodyTimeout is Config.BodyTimeout's default.
