@@ -7,6 +7,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"unicode/utf8"
 )
 
 func TestDecodeReportsEveryProblemWithItsPath(t *testing.T) {
@@ -129,6 +130,13 @@ func FuzzDecode(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		var got JobDefinition
 		err := Decode(data, &got)
+		if !utf8.Valid(data) {
+			// Refused, where encoding/json would replace the bytes (TestDecodeRefusesInvalidUTF8).
+			if err == nil {
+				t.Fatalf("Decode accepted a document that is not valid UTF-8")
+			}
+			return
+		}
 		var std JobDefinition
 		stdErr := strictStd(data, &std)
 		if (err == nil) != (stdErr == nil) {
