@@ -125,7 +125,7 @@ func Duplicates(data []byte) Problems {
 // without escapes).
 func duplicates(data []byte) (Problems, bool) {
 	s := dupScanner{data: data, plain: true}
-	s.value(func() string { return "" })
+	s.value()
 	return s.ps, s.plain
 }
 
@@ -135,6 +135,16 @@ type dupScanner struct {
 	i     int
 	ps    Problems
 	plain bool // every member name so far is ASCII without escapes
+	// path holds the members and indexes from the document down to the value being scanned:
+	// its JSON path, spelled out only when a problem is reported.
+	path []pathStep
+}
+
+// pathStep is a member (name) or an array element (index) of a JSON path.
+type pathStep struct {
+	name    member
+	element bool // an array element: index, not name
+	index   int
 }
 
 func (s *dupScanner) ws() {
@@ -148,18 +158,30 @@ func (s *dupScanner) ws() {
 	}
 }
 
-// value skips the value at s.i, checking the objects in it; path gives its JSON path (built only
-// when needed).
-func (s *dupScanner) value(path func() string) {
+// pathTo spells the JSON path of member m of the value at s.path (e.g. "properties.action"
+// or "a[2].b").
+func (s *dupScanner) pathTo(m *member) string {
+	var p string
+	for _, st := range append(s.path, pathStep{name: *m}) {
+		if st.element {
+			p = fmt.Sprintf("%s[%d]", p, st.index)
+			continue
+		}
+		p = join(p, st.name.name())
+	}
+	return p
+}
+
+// value skips the value at s.i, checking the objects in it.
+func (s *dupScanner) value() {
 	s.ws()
 	if s.i >= len(s.data) {
 		return
 	}
 	switch s.data[s.i] {
 	case '{':
-		s.object(path())
+		s.object()
 	case '[':
-		p := path()
 		s.i++
 		for n := 0; ; n++ {
 			s.ws()
@@ -167,7 +189,9 @@ func (s *dupScanner) value(path func() string) {
 				s.i++
 				return
 			}
-			s.value(func() string { return fmt.Sprintf("%s[%d]", p, n) })
+			s.path = append(s.path, pathStep{element: true, index: n})
+			s.value()
+			s.path = s.path[:len(s.path)-1]
 			s.ws()
 			if s.i < len(s.data) && s.data[s.i] == ',' {
 				s.i++
@@ -243,9 +267,10 @@ func same(a, b *member) bool {
 	return a.folded() == b.folded()
 }
 
-func (s *dupScanner) object(path string) {
+func (s *dupScanner) object() {
 	s.i++ // {
-	var seen []member
+	var first8 [8]member
+	seen := first8[:0]
 	var byFold map[string]string // folded name to first name, when an object has many members
 	for {
 		s.ws()
@@ -272,7 +297,7 @@ func (s *dupScanner) object(path string) {
 			if first != m.name() {
 				what = fmt.Sprintf("repeats the member %q in another case", first)
 			}
-			s.ps.add(join(path, m.name()), what+"; a member may appear once in an object (names are case-insensitive)")
+			s.ps.add(s.pathTo(&m), what+"; a member may appear once in an object (names are case-insensitive)")
 		} else {
 			switch {
 			case byFold != nil:
@@ -289,7 +314,9 @@ func (s *dupScanner) object(path string) {
 		}
 		s.ws()
 		s.i++ // :
-		s.value(func() string { return join(path, m.name()) })
+		s.path = append(s.path, pathStep{name: m})
+		s.value()
+		s.path = s.path[:len(s.path)-1]
 		s.ws()
 		if s.i < len(s.data) && s.data[s.i] == ',' {
 			s.i++
