@@ -84,6 +84,14 @@ type JobListSchedulableParams struct {
 	Limit        int   // 0: no limit
 }
 
+// JobListPausedParams pages through the Disabled jobs whose definition holds a resumeAt (SPEC 8:
+// a pause that ends by itself), ordered by ID. A driver may return a few more Disabled jobs (one
+// whose note says "resumeAt"): the caller reads the definition.
+type JobListPausedParams struct {
+	AfterID int64 // keyset paging: only IDs greater than this
+	Limit   int   // 0: no limit
+}
+
 // ExecutionClaim claims one occurrence of a job.
 type ExecutionClaim struct {
 	// Execution to store (Tag, Scheduled, Missed, Manual, Phase, DueAt, ClaimedAt; JobID is
@@ -344,6 +352,9 @@ type Dispatch interface {
 	// trip: the dispatcher reloads a burst of changed jobs with it).
 	JobGetMany(ctx context.Context, params JobGetManyParams) ([]*Job, error)
 	JobListSchedulable(ctx context.Context, params JobListSchedulableParams) ([]*Job, error)
+	// JobListPaused pages through the Disabled jobs that may have a resumeAt, ordered by ID (the
+	// scheduler's resumer reads which do: see JobListPausedParams).
+	JobListPaused(ctx context.Context, params JobListPausedParams) ([]*Job, error)
 
 	// ExecutionClaimMany claims occurrences in one transaction; results are in claim order.
 	ExecutionClaimMany(ctx context.Context, params ExecutionClaimManyParams) ([]ExecutionClaimResult, error)

@@ -50,3 +50,16 @@ func (d *Driver) JobListAll(ctx context.Context, params store.JobListAllParams) 
 	}
 	return jobs, nil
 }
+
+// JobListPaused pages through the Disabled jobs that may have a resumeAt.
+func (d *Driver) JobListPaused(ctx context.Context, params store.JobListPausedParams) ([]*store.Job, error) {
+	rows, err := d.pool.Query(ctx, sqlstore.JobListPaused, params.AfterID, limit(params.Limit))
+	if err != nil {
+		return nil, fmt.Errorf("job list paused: %w", err)
+	}
+	jobs, err := scanJobs(rows)
+	if err != nil {
+		return nil, fmt.Errorf("job list paused: %w", err)
+	}
+	return jobs, nil
+}

@@ -156,6 +156,10 @@ const (
 	WHERE c.sub_key = $1 AND c.rg_key = $2 AND c.name_key = $3`
 	// JobListAll pages through every job: after ID $1, at most $2.
 	JobListAll = `SELECT ` + JobColumns + JobFrom + ` WHERE j.id > $1 ORDER BY j.id LIMIT $2`
+	// JobListPaused pages through the Disabled jobs whose definition mentions resumeAt (the
+	// caller reads the definition: a note may mention it too): after ID $1, at most $2.
+	JobListPaused = `SELECT ` + JobColumns + JobFrom + ` WHERE j.state = 'Disabled' AND CAST(j.properties AS TEXT) LIKE '%"resumeAt"%'
+		AND j.id > $1 ORDER BY j.id LIMIT $2`
 	// ExecutionListUnfinished pages through the stored executions: after ID $1, at most $2.
 	ExecutionListUnfinished = `SELECT ` + ExecutionColumns + ` FROM executions e WHERE e.id > $1 ORDER BY e.id LIMIT $2`
 )

@@ -145,3 +145,40 @@ func testExecutionBackfillRace(t *testing.T, d store.Driver) {
 	}
 	equal(t, "executions", len(unfinished(t, d)), 15)
 }
+
+// testJobListPaused: the Disabled jobs whose definition holds a resumeAt are listed, by ID and
+// page by page; Enabled ones, Disabled ones without it and final ones are not.
+func testJobListPaused(t *testing.T, d store.Driver) {
+	ctx := t.Context()
+	putCollection(t, d, "c", "Enabled")
+	put := func(name, state, resumeAt, note string) {
+		t.Helper()
+		j := newJob("c", name, state, time.Time{})
+		j.Properties.ResumeAt, j.Properties.Note = resumeAt, note
+		if _, _, err := d.JobPut(ctx, store.JobPutParams{Job: j, Now: t0}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	put("p1", "Disabled", "2026-12-01T00:00:00Z", "migration")
+	put("enabled", "Enabled", "", "")
+	put("plain", "Disabled", "", "no end")
+	put("p2", "Disabled", "2026-12-02T00:00:00Z", "")
+	put("done", "Completed", "", "")
+	put("p3", "Disabled", "2026-12-03T00:00:00Z", "")
+	var got []string
+	var after int64
+	for {
+		js, err := d.JobListPaused(ctx, store.JobListPausedParams{AfterID: after, Limit: 2})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, j := range js {
+			got = append(got, j.Key.Name+" "+j.Properties.ResumeAt)
+			after = j.ID
+		}
+		if len(js) < 2 {
+			break
+		}
+	}
+	equal(t, "paused jobs", got, []string{"p1 2026-12-01T00:00:00Z", "p2 2026-12-02T00:00:00Z", "p3 2026-12-03T00:00:00Z"})
+}

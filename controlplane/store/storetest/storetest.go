@@ -50,6 +50,7 @@ var areas = []struct {
 		{name: "GetMany", fn: testJobGetMany},
 		{name: "ListSchedulable", fn: testJobListSchedulable},
 		{name: "ListAll", fn: testJobListAll},
+		{name: "ListPaused", fn: testJobListPaused},
 		{name: "ListNext", fn: testJobListNext},
 		{name: "StateCount", fn: testJobStateCount},
 		{name: "HistoryFailed", fn: testHistoryFailed},
