@@ -177,7 +177,7 @@ func (s *Server) patchJob(w http.ResponseWriter, r *http.Request, rt route, info
 		// Enabling a paused job ends its pause: the stored resumeAt goes (its note stays).
 		if _, set := member(patch, "resumeAt"); !set {
 			if st, _ := jobdef.CanonicalJobState(merged.State); st == store.JobStateEnabled {
-				merged.ResumeAt = ""
+				jobstate.Resume(&merged)
 			}
 		}
 		return &merged, nil

@@ -374,6 +374,8 @@ type TestSignals struct {
 	// Buffered when one was stored waiting (overlap policy BufferOne).
 	Skipped  testsignal.Signal[Skipped]
 	Buffered testsignal.Signal[Buffered]
+	// Resumed is sent when a paused job became Enabled by itself at its resumeAt.
+	Resumed testsignal.Signal[Resumed]
 }
 
 // Init enables every signal.
@@ -383,6 +385,7 @@ func (s *TestSignals) Init() {
 	s.Cancelled.Init()
 	s.Skipped.Init()
 	s.Buffered.Init()
+	s.Resumed.Init()
 }
 
 // Skipped is an occurrence of a job that was skipped and recorded (the first of them, for the

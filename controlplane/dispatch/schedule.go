@@ -145,6 +145,7 @@ func (l *loop) reload(ctx context.Context, id int64) {
 		return
 	}
 	if j, ok := l.fetched[id]; ok {
+		l.s.pauses.observe(id, j)
 		if j == nil {
 			l.drop(id)
 			return
@@ -154,6 +155,7 @@ func (l *loop) reload(ctx context.Context, id int64) {
 	}
 	j, err := l.s.store.JobGetByID(ctx, store.JobGetByIDParams{ID: id})
 	if errors.Is(err, store.ErrNotFound) {
+		l.s.pauses.observe(id, nil)
 		l.drop(id)
 		return
 	}
@@ -162,6 +164,7 @@ func (l *loop) reload(ctx context.Context, id int64) {
 		again(ctx, l.s.clock, &l.s.inbox, schedulerEvent(jobChanged{id: id}))
 		return
 	}
+	l.s.pauses.observe(id, j)
 	l.put(j)
 }
 

@@ -47,6 +47,8 @@ type Scheduler struct {
 	quiet   *quietWatch
 	// target is the target of an attempt (the executor's, or the leader's own).
 	target func(p wire.JobProperties, phase string) string
+	// pauses are the jobs paused until a resumeAt (the resumer's).
+	pauses *pauses
 }
 
 // runner is where a scheduler's claims go: a single process's executor, or the executions the
@@ -94,7 +96,7 @@ func NewScheduler(cfg Config) (*Scheduler, error) {
 
 func newScheduler(cfg Config, to runner, m *metrics) *Scheduler {
 	s := &Scheduler{cfg: cfg, store: cfg.Store, clock: cfg.Clock, log: cfg.Logger, m: m, to: to,
-		ops: make(chan op, 4*cfg.BatchSize)}
+		ops: make(chan op, 4*cfg.BatchSize), pauses: newPauses()}
 	s.signals = &TestSignals{}
 	s.inbox.wake = make(chan struct{}, 1)
 	return s
@@ -167,6 +169,12 @@ func (s *Scheduler) Run(ctx context.Context) error {
 		defer close(done)
 		s.purger(ctx)
 	}()
+	resumed := make(chan struct{})
+	go func() {
+		defer close(resumed)
+		s.resumer(ctx)
+	}()
+	defer func() { <-resumed }()
 	if s.leader {
 		rescued := make(chan struct{})
 		go func() {

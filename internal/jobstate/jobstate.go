@@ -11,6 +11,9 @@
 //   - Written or enabled: FirstRun is a job's next execution and state when it is written (PUT,
 //     PATCH), enabled, or its collection is enabled: the startTime table of SPEC 4.3, count
 //     already spent, and no repeat of the "once, immediately" run of a job that executed.
+//   - Paused: Resume is what enabling a paused job does to its definition (resumeAt goes, the
+//     note stays); ResumeDue says when a pause ends by itself, Resumed is the job it leaves
+//     (FirstRun at resumeAt: nothing missed during the pause is replayed).
 //   - Started: StartAt is when an occurrence starts: its scheduled time plus the recurrence's
 //     jitter offset (JitterOffset), the same for every replica and preview, never reaching the
 //     next occurrence.
