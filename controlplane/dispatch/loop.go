@@ -110,6 +110,7 @@ func (ev jobChanged) schedule(ctx context.Context, l *loop) {
 		l.reload(ctx, ev.id)
 		return
 	}
+	l.s.pauses.observe(ev.id, ev.job)
 	// The job as written, without reading it back. An entry at this version or later already
 	// holds this write or a later one (a write or a claim of the job bumps its version; a
 	// claim only succeeds at the version it expects). An older write that arrives after a

@@ -24,48 +24,72 @@ type Resumed struct {
 }
 
 // pauses are the jobs paused until a resumeAt, as the scheduler's resumer knows them: when each
-// ends. The scheduler's loop tells it of every job it reads after a change (observe), so that
-// a change costs the resumer no read of its own.
+// ends, and the job's version it was read at. The scheduler's loop tells it of every job it
+// reads or is handed after a change (observe), so that a change costs the resumer no read of
+// its own.
 type pauses struct {
 	mu   sync.Mutex
-	at   map[int64]time.Time
+	at   map[int64]pause
 	wake chan struct{}
 }
 
+// pause is when a job's pause ends and the version of the job that says so.
+type pause struct {
+	end     time.Time
+	version int64
+}
+
 func newPauses() *pauses {
-	return &pauses{at: map[int64]time.Time{}, wake: make(chan struct{}, 1)}
+	return &pauses{at: map[int64]pause{}, wake: make(chan struct{}, 1)}
 }
 
 // observe takes note of a job as the scheduler's loop read it after a change (nil: deleted):
-// paused until a resumeAt or not. It wakes the resumer, whose timer may have to move.
+// paused until a resumeAt or not. A job older than the one it knows is ignored (a late event).
+// It wakes the resumer, whose timer may have to move.
 func (p *pauses) observe(id int64, j *store.Job) {
-	var at time.Time
+	var end time.Time
 	if j != nil {
-		if end, ok := pauseEnd(j); ok {
-			at = end
+		if at, ok := pauseEnd(j); ok {
+			end = at
 		}
 	}
 	p.mu.Lock()
-	_, had := p.at[id]
-	p.mu.Unlock()
-	if !had && at.IsZero() {
+	old, had := p.at[id]
+	switch {
+	case !had && end.IsZero():
+		p.mu.Unlock()
 		return // neither paused before nor now: the commonest change
+	case j == nil || end.IsZero() && j.Version >= old.version:
+		delete(p.at, id)
+	case !had || j.Version >= old.version:
+		p.at[id] = pause{end: end, version: j.Version}
 	}
-	p.set(id, at)
+	p.mu.Unlock()
 	select {
 	case p.wake <- struct{}{}:
 	default:
 	}
 }
 
-func (p *pauses) set(id int64, at time.Time) {
+// set records when a job's pause ends (zero: it has none), as read at version.
+func (p *pauses) set(id int64, end time.Time, version int64) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if at.IsZero() {
+	if end.IsZero() {
 		delete(p.at, id)
 		return
 	}
-	p.at[id] = at
+	p.at[id] = pause{end: end, version: version}
+}
+
+// retry moves a job's pause end to at (a resume that failed is tried again then).
+func (p *pauses) retry(id int64, at time.Time) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if ps, ok := p.at[id]; ok {
+		ps.end = at
+		p.at[id] = ps
+	}
 }
 
 // due lists the jobs whose pause ends by now, and next is the earliest end after now (zero:
@@ -73,8 +97,8 @@ func (p *pauses) set(id int64, at time.Time) {
 func (p *pauses) due(now time.Time) (ids []int64, next time.Time) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	for id, at := range p.at {
-		switch {
+	for id, ps := range p.at {
+		switch at := ps.end; {
 		case !now.Before(at):
 			ids = append(ids, id)
 		case next.IsZero() || at.Before(next):
@@ -135,7 +159,7 @@ func (s *Scheduler) loadPauses(ctx context.Context) bool {
 		for _, j := range jobs {
 			after = j.ID
 			if at, ok := pauseEnd(j); ok {
-				s.pauses.set(j.ID, at)
+				s.pauses.set(j.ID, at, j.Version)
 				n++
 			}
 		}
@@ -159,13 +183,13 @@ func (s *Scheduler) resume(ctx context.Context, id int64, now time.Time) {
 	retry := func(msg string, err error) {
 		if ctx.Err() == nil {
 			s.log.Error(msg+": trying again in a minute", "job_id", id, "error", err.Error())
-			s.pauses.set(id, now.Add(resumeRetry))
+			s.pauses.retry(id, now.Add(resumeRetry))
 		}
 	}
 	for range 3 {
 		j, err := s.store.JobGetByID(ctx, store.JobGetByIDParams{ID: id})
 		if errors.Is(err, store.ErrNotFound) {
-			s.pauses.set(id, time.Time{})
+			s.pauses.set(id, time.Time{}, 0)
 			return
 		}
 		if err != nil {
@@ -174,17 +198,17 @@ func (s *Scheduler) resume(ctx context.Context, id int64, now time.Time) {
 		}
 		at, ok := pauseEnd(j)
 		if !ok {
-			s.pauses.set(id, time.Time{}) // changed meanwhile: enabled, or paused without end
+			s.pauses.set(id, time.Time{}, j.Version) // changed meanwhile: enabled, or paused without end
 			return
 		}
 		if !jobstate.ResumeDue(j.State, at, now) {
-			s.pauses.set(id, at) // paused until another time
+			s.pauses.set(id, at, j.Version) // paused until another time
 			return
 		}
 		rule, err := recurrence.Compile(j.Properties.StartTime, j.Properties.Recurrence, j.CreatedAt)
 		if err != nil {
 			s.log.Error("a paused job's schedule cannot be read: it stays paused", "job_id", id, "error", err.Error())
-			s.pauses.set(id, time.Time{})
+			s.pauses.set(id, time.Time{}, j.Version)
 			return
 		}
 		props := j.Properties.Clone()
@@ -201,7 +225,7 @@ func (s *Scheduler) resume(ctx context.Context, id int64, now time.Time) {
 			retry("enabling a job whose pause ended", err)
 			return
 		}
-		s.pauses.set(id, time.Time{})
+		s.pauses.set(id, time.Time{}, 0)
 		s.log.Info("job resumed: its pause ended", "job_id", id, "job", j.Key.Name, "resume_at", at, "note", props.Note,
 			"state", state, "next_execution_time", status.NextExecutionTime)
 		s.inbox.post(jobChanged{id: id})

@@ -12,14 +12,18 @@ import (
 // pausedHourly is a job "paused" every hour from t0 (09:00), Disabled until 11:30 with a note.
 func (e *env) pausedHourly(uri string) *store.Job {
 	e.t.Helper()
-	props := wire.JobProperties{
+	return e.putJob("paused", pausedProps(uri), store.JobStateDisabled)
+}
+
+// pausedProps are pausedHourly's properties.
+func pausedProps(uri string) wire.JobProperties {
+	return wire.JobProperties{
 		StartTime:  t0.Format(time.RFC3339),
 		Recurrence: &wire.JobRecurrence{Frequency: "Hour", Interval: intp(1)},
 		Action:     httpAction(uri),
 		ResumeAt:   "2026-06-01T11:30:00Z",
 		Note:       "database migration",
 	}
-	return e.putJob("paused", props, store.JobStateDisabled)
 }
 
 // resumed waits for the resume of a job.
@@ -90,8 +94,8 @@ func TestPauseMovedEndsAtTheNewTime(t *testing.T) {
 	e.start()
 	props := j.Properties.Clone()
 	props.ResumeAt = "2026-06-01T12:30:00Z"
-	e.putJob("paused", props, store.JobStateDisabled) // tells the dispatcher: JobChanged
-	e.clock.Set(t0.Add(3 * time.Hour))                // past the old end, before the new one
+	e.changeJob("paused", props, store.JobStateDisabled) // tells the dispatcher its ID: JobChanged
+	e.clock.Set(t0.Add(3 * time.Hour))                   // past the old end, before the new one
 	e.clock.Set(t0.Add(3*time.Hour + 30*time.Minute))
 	r := e.resumed(j.ID)
 	equal(t, "resumed at the new time", []time.Time{r.At, r.Next}, []time.Time{t0.Add(3*time.Hour + 30*time.Minute), t0.Add(4 * time.Hour)})
@@ -105,5 +109,17 @@ func TestPauseWrittenWhileRunningEnds(t *testing.T) {
 	j := e.pausedHourly(tg.URL + "/p")
 	e.clock.Set(t0.Add(2*time.Hour + 30*time.Minute))
 	r := e.resumed(j.ID)
+	equal(t, "resumed", r.Next, t0.Add(3*time.Hour))
+}
+
+// A pause written by someone else (another replica: the dispatcher hears only the job's ID and
+// its loop reads the job) ends by itself too.
+func TestPauseChangedWhileRunningEnds(t *testing.T) {
+	tg := newTarget(t)
+	e := newEnv(t, t0.Add(time.Hour), nil)
+	e.start()
+	e.changeJob("paused", pausedProps(tg.URL+"/p"), store.JobStateDisabled)
+	e.clock.Set(t0.Add(2*time.Hour + 30*time.Minute))
+	r := e.resumed(1)
 	equal(t, "resumed", r.Next, t0.Add(3*time.Hour))
 }
