@@ -27,23 +27,23 @@ const TraceIDPlaceholder = "{traceId}"
 
 // policies is what the job page shows of how and when a job runs.
 type policies struct {
-	Overlap          string
-	OverlapDefault   bool
-	Misfire          string
-	MisfireDefault   bool
-	Threshold        string // ISO 8601
-	ThresholdDaemon  bool   // the daemon's threshold: the job sets none
-	Retry            retryView
-	Timeout          string // ISO 8601
-	TimeoutDefault   bool
-	HasErrorAction   bool
-	ErrorRetry       retryView
-	ErrorTimeout     string
-	ErrorTimeoutDflt bool
-	Signed           bool // action.request.signing is set (its secrets are never read here)
-	Rotating         bool // with a previous secret: two signatures per request
-	Jitter           string
-	ExcludeDates     []string // as written, in the rule's zone
+	Overlap             string
+	OverlapDefault      bool
+	Misfire             string
+	MisfireDefault      bool
+	Threshold           string // ISO 8601
+	ThresholdDaemon     bool   // the daemon's threshold: the job sets none
+	Retry               retryView
+	Timeout             string // ISO 8601
+	TimeoutDefault      bool
+	HasErrorAction      bool
+	ErrorRetry          retryView
+	ErrorTimeout        string
+	ErrorTimeoutDefault bool
+	Signed              bool // action.request.signing is set (its secrets are never read here)
+	Rotating            bool // with a previous secret: two signatures per request
+	Jitter              string
+	ExcludeDates        []string // as written, in the rule's zone
 }
 
 // retryView is a retry policy in words.
@@ -80,7 +80,7 @@ func jobPolicies(j *store.Job, rule *recurrence.Rule, misfire time.Duration) pol
 			out.HasErrorAction = true
 			out.ErrorRetry = retryOf(jobstate.RetryPolicy(p, jobstate.PhaseError), e.RetryPolicy == nil && a.RetryPolicy == nil)
 			out.ErrorTimeout = isoDuration(jobstate.Timeout(e, jobstate.DefaultTimeout))
-			out.ErrorTimeoutDflt = e.Timeout == ""
+			out.ErrorTimeoutDefault = e.Timeout == ""
 		}
 	}
 	if rule != nil && rule.Jitter() > 0 {
