@@ -77,7 +77,7 @@ func main() {
 	flag.StringVar(&o.schedulerd, "schedulerd", "bin/schedulerd", "path of the schedulerd binary to start")
 	flag.IntVar(&o.jobs, "jobs", 10000, "jobs to create")
 	flag.DurationVar(&o.spread, "spread", 10*time.Second, "spread of the jobs' due times within each minute (1s..60s)")
-	flag.IntVar(&o.cycles, "cycles", 2, "minutes to observe after every job is created (0: only create the jobs and report what their PUTs cost)")
+	flag.IntVar(&o.cycles, "cycles", 2, "minutes to observe after every job is created (0: only create the jobs, report what their PUTs cost and, with --restart (the default with --every), the restart and the memory of the schedule after it)")
 	flag.IntVar(&o.putWorkers, "put-workers", 32, "concurrent API clients creating jobs")
 	flag.IntVar(&o.perColl, "jobs-per-collection", 1000, "jobs per collection (P20Premium allows 1000)")
 	flag.StringVar(&o.daemonArgs, "daemon-args", "", "extra arguments for schedulerd serve, space separated")
@@ -216,7 +216,7 @@ func runPhase(ctx context.Context, o options, s *sink, cal calibration, out io.W
 	}
 	fmt.Fprintf(out, "CPU for the PUTs (with any fires due meanwhile): %s\n", before.since(afterPuts, created, "PUT"))
 	fmt.Fprintf(out, "memory after the PUTs: %s\n", memoryPerJob(d, created))
-	if o.cycles == 0 {
+	if o.cycles == 0 && !o.restart {
 		return fig, nil
 	}
 	if o.restart {
@@ -226,6 +226,9 @@ func runPhase(ctx context.Context, o options, s *sink, cal calibration, out io.W
 		}
 		fmt.Fprintf(out, "restart with %d jobs: ready (/readyz 200) %s after the start (%s per job); memory: %s; load average %s\n",
 			created, took.Round(time.Millisecond), (took / time.Duration(created)).Round(10*time.Nanosecond), memoryPerJob(d, created), loadAverage())
+	}
+	if o.cycles == 0 {
+		return fig, nil
 	}
 
 	// Observe whole cycles that start after every job exists.
