@@ -114,14 +114,15 @@ func (l *loop) unpark(now time.Time, room *capacity, claims []*claimOp) []*claim
 // policy Skip, skipping them: see skipClaim). A job with an overlap policy has the store apply
 // the overlap rule to it (run, buffer or skip).
 func (l *loop) claim(e *entry, now time.Time) *claimOp {
-	c := jobstate.ClaimWith(e.rule.rule, e.jitterKey, e.next, e.execCount, now, e.def.misfire)
+	jitterKey := e.jitterKey()
+	c := jobstate.ClaimWith(e.rule.rule, jitterKey, e.next, int(e.execCount), now, e.def.misfire)
 	if c.Skipped > 0 {
 		return l.skipClaim(e, c, now)
 	}
 	scheduled, missed, next := c.Scheduled, c.Missed, c.Next
 	start := scheduled // when it starts: scheduled plus the job's jitter; it still reports scheduled
-	if e.jitterKey != "" {
-		start = jobstate.StartAt(e.rule.rule, e.jitterKey, scheduled)
+	if jitterKey != "" {
+		start = jobstate.StartAt(e.rule.rule, jitterKey, scheduled)
 	}
 	e.claiming = true
 	// The attempt's definition, decoded once here. The leader's scheduler runs no attempt (an
@@ -249,7 +250,7 @@ func (l *loop) claimed(ctx context.Context, ev claimsCommitted) {
 			l.s.to.run(x, c.job, c.target) // the leader's: an executor takes it
 			e.started = max(e.started, x.Scheduled.UnixNano())
 		}
-		e.version, e.execCount = res.Version, x.RepeatCount
+		e.version, e.execCount = res.Version, count32(x.RepeatCount)
 		l.settle(ctx, e, c.claim.NextExecutionTime)
 	}
 }

@@ -97,7 +97,7 @@ func (s *heldSet) start(now time.Time, fn func(*held), then func()) {
 	if then != nil {
 		defer then()
 	}
-	for s.heap.len() > 0 && !s.heap.peek().at.After(now) {
+	for s.heap.len() > 0 && !s.heap.peek().when().After(now) {
 		it := s.heap.pop().held
 		if s.byID[it.exec.ID] == it {
 			delete(s.byID, it.exec.ID)
@@ -121,7 +121,7 @@ func (s *heldSet) next() time.Time {
 	if s.heap.len() == 0 {
 		return time.Time{}
 	}
-	return s.heap.peek().at
+	return s.heap.peek().when()
 }
 
 // cancelAhead takes out the occurrences of a job claimed ahead that have not started.

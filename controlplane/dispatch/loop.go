@@ -2,6 +2,7 @@ package dispatch
 
 import (
 	"context"
+	"math"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -127,7 +128,7 @@ func (ev collectionChanged) schedule(ctx context.Context, l *loop) { l.reloadCol
 
 func (ev manualClaimed) schedule(_ context.Context, l *loop) {
 	if e := l.entries[ev.jobID]; e != nil && e.version == ev.prev {
-		e.version, e.execCount = ev.version, ev.count
+		e.version, e.execCount = ev.version, count32(ev.count)
 	}
 }
 
@@ -179,13 +180,12 @@ type entry struct {
 	rule      *sharedRule // its schedule, shared with the jobs of the same schedule
 	next      time.Time
 	version   int64
-	execCount int
-	jitterKey string // the job's identity key when its rule has a jitter (jobstate.StartAt)
-	slot      timed  // in the loop's heap while waiting for next; out while claiming or parked
-	claiming  bool   // a claim is in the writer
-	dirty     bool   // changed while claiming: reload when the claim is answered
-	parked    bool   // due, waiting in loop.parked for capacity
-	changed   bool   // the job changed while claiming: cancel the claim when answered
+	slot      timed // in the loop's heap while waiting for next; out while claiming or parked
+	execCount int32 // the job's executionCount (see count32)
+	claiming  bool  // a claim is in the writer
+	dirty     bool  // changed while claiming: reload when the claim is answered
+	parked    bool  // due, waiting in loop.parked for capacity
+	changed   bool  // the job changed while claiming: cancel the claim when answered
 	// started is the scheduled time (Unix ns) of the latest occurrence handed over due, and
 	// aheadStarted that of the latest claimed ahead that started (set by the runner; shared by
 	// the entries that replace this one): a change that comes too late to cancel it must not
@@ -194,12 +194,27 @@ type entry struct {
 	aheadStarted *atomic.Int64
 }
 
+// count32 is an execution count as an entry keeps it (4 bytes: a job firing every second
+// reaches 2^31 executions in 68 years; past it the count stays there).
+func count32(n int) int32 {
+	return int32(min(max(n, 0), math.MaxInt32)) //nolint:gosec // clamped
+}
+
+// jitterKey is the job's identity key when its rule has a jitter (jobstate.StartAt), else "".
+func (e *entry) jitterKey() string {
+	if e.rule == nil || e.rule.rule.Jitter() <= 0 {
+		return ""
+	}
+	return store.JobKey{CollectionKey: e.coll.key, Name: e.name}.CanonicalID()
+}
+
 // startAt is when the entry's next occurrence starts: its scheduled time plus its jitter.
 func (e *entry) startAt() time.Time {
-	if e.jitterKey == "" {
+	k := e.jitterKey()
+	if k == "" {
 		return e.next
 	}
-	return jobstate.StartAt(e.rule.rule, e.jitterKey, e.next)
+	return jobstate.StartAt(e.rule.rule, k, e.next)
 }
 
 // claimAt is when the loop claims e's next occurrence: Lookahead before it starts, or when it
@@ -265,7 +280,7 @@ func (l *loop) run(ctx context.Context) {
 		if l.parkedN > 0 {
 			claims = l.unpark(now, room, claims)
 		}
-		for n := 0; n < maxPop && l.heap.len() > 0 && !l.heap.peek().at.After(now); n++ {
+		for n := 0; n < maxPop && l.heap.len() > 0 && !l.heap.peek().when().After(now); n++ {
 			e := l.heap.pop().entry
 			if !room.admit(e, now) {
 				l.park(e)
@@ -315,7 +330,7 @@ func (l *loop) run(ctx context.Context) {
 func (l *loop) next() time.Time {
 	var at time.Time
 	if l.heap.len() > 0 {
-		at = l.heap.peek().at
+		at = l.heap.peek().when()
 	}
 	if h := l.s.to.next(); !h.IsZero() && (at.IsZero() || h.Before(at)) {
 		at = h

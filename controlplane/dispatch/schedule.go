@@ -87,10 +87,7 @@ func (l *loop) put(j *store.Job) {
 		next = n
 	}
 	e := &entry{id: j.ID, name: j.Key.Name, coll: l.colls.acquire(j.CollectionID, j.Key.CollectionKey), def: l.acquireDef(defKey, j),
-		rule: sr, next: next, version: j.Version, execCount: j.Status.ExecutionCount, started: started, aheadStarted: aheadStarted}
-	if rule.Jitter() > 0 {
-		e.jitterKey = j.Key.CanonicalID()
-	}
+		rule: sr, next: next, version: j.Version, execCount: count32(j.Status.ExecutionCount), started: started, aheadStarted: aheadStarted}
 	if cur := l.entries[j.ID]; cur != nil {
 		l.releaseDef(cur.def)
 		l.colls.release(cur.coll)

@@ -1,17 +1,36 @@
 package dispatch
 
-import "time"
+import (
+	"math"
+	"time"
+)
 
 // timed is a place in a timeHeap, embedded in what waits for a time: a loop entry (when to claim
 // its job's next occurrence) or a held execution (when it is due). Exactly one of entry and held
 // points back to its owner. Embedding it, rather than allocating a heap item per wait, costs no
 // allocation per occurrence scheduled.
 type timed struct {
-	at    time.Time
+	at    int64  // when, in Unix ns (see unixNanos)
 	seq   uint64 // arrival order among equal times (first in, first out)
-	index int    // its position in the heap's slice while in it
 	entry *entry
 	held  *held
+	index int32 // its position in the heap's slice while in it
+}
+
+// when is the time t waits for.
+func (t *timed) when() time.Time { return time.Unix(0, t.at) }
+
+// unixNanos is t in Unix ns, clamped to what an int64 holds (an instant after 2262 waits
+// forever, one before 1678 is due at once): 8 bytes per wait instead of a time.Time's 24.
+func unixNanos(t time.Time) int64 {
+	const limit = math.MaxInt64/int64(time.Second) - 1
+	switch s := t.Unix(); {
+	case s > limit:
+		return math.MaxInt64
+	case s < -limit:
+		return math.MinInt64
+	}
+	return t.UnixNano()
 }
 
 // timeHeap is the one indexed min-heap of the package: the scheduler's loop orders its entries
@@ -30,15 +49,15 @@ func (h *timeHeap) peek() *timed { return h.s[0] }
 
 // contains reports whether t is in the heap.
 func (h *timeHeap) contains(t *timed) bool {
-	return t.index >= 0 && t.index < len(h.s) && h.s[t.index] == t
+	return t.index >= 0 && int(t.index) < len(h.s) && h.s[t.index] == t
 }
 
 // push adds t, due at at, after the elements already due at the same time.
 func (h *timeHeap) push(t *timed, at time.Time) {
 	h.seq++
-	t.at, t.seq, t.index = at, h.seq, len(h.s)
+	t.at, t.seq, t.index = unixNanos(at), h.seq, int32(len(h.s)) //nolint:gosec // a heap holds fewer than 2^31 waits
 	h.s = append(h.s, t)
-	h.up(t.index)
+	h.up(len(h.s) - 1)
 }
 
 // pop takes out the earliest element (the heap must not be empty).
@@ -51,7 +70,7 @@ func (h *timeHeap) pop() *timed {
 // remove takes t out; nothing when it is not in the heap.
 func (h *timeHeap) remove(t *timed) {
 	if h.contains(t) {
-		h.removeAt(t.index)
+		h.removeAt(int(t.index))
 	}
 }
 
@@ -60,7 +79,7 @@ func (h *timeHeap) removeAt(i int) {
 	n := len(h.s) - 1
 	if i != n {
 		h.s[i] = h.s[n]
-		h.s[i].index = i
+		h.s[i].index = int32(i) //nolint:gosec // below len(h.s)
 	}
 	h.s[n] = nil
 	h.s = h.s[:n]
@@ -73,8 +92,8 @@ func (h *timeHeap) removeAt(i int) {
 }
 
 func (h *timeHeap) less(a, b *timed) bool {
-	if c := a.at.Compare(b.at); c != 0 {
-		return c < 0
+	if a.at != b.at {
+		return a.at < b.at
 	}
 	return a.seq < b.seq
 }
@@ -88,11 +107,11 @@ func (h *timeHeap) up(i int) {
 			break
 		}
 		s[i] = s[p]
-		s[i].index = i
+		s[i].index = int32(i) //nolint:gosec // below len(h.s)
 		i = p
 	}
 	s[i] = t
-	t.index = i
+	t.index = int32(i) //nolint:gosec // below len(h.s)
 }
 
 // down moves the element at i down to its place and reports whether it moved.
@@ -113,10 +132,10 @@ func (h *timeHeap) down(i0 int) bool {
 			break
 		}
 		s[i] = s[c]
-		s[i].index = i
+		s[i].index = int32(i) //nolint:gosec // below len(h.s)
 		i = c
 	}
 	s[i] = t
-	t.index = i
+	t.index = int32(i) //nolint:gosec // below len(h.s)
 	return i > i0
 }

@@ -29,13 +29,13 @@ func TestTimeHeapOrdersByTimeThenArrival(t *testing.T) {
 			in = slices.Delete(in, i, i+1)
 		case len(in) > 0:
 			want := slices.MinFunc(in, func(a, b *timed) int {
-				if c := a.at.Compare(b.at); c != 0 {
+				if c := a.when().Compare(b.when()); c != 0 {
 					return c
 				}
 				return int(a.seq) - int(b.seq)
 			})
 			if got := h.pop(); got != want {
-				t.Fatalf("round %d: popped %v #%d, want %v #%d", round, got.at, got.seq, want.at, want.seq)
+				t.Fatalf("round %d: popped %v #%d, want %v #%d", round, got.when(), got.seq, want.when(), want.seq)
 			}
 			in = slices.DeleteFunc(in, func(x *timed) bool { return x == want })
 		}
@@ -62,7 +62,7 @@ func TestTimeHeapAllocatesNothingPerWait(t *testing.T) {
 	}
 	allocs := testing.AllocsPerRun(1000, func() {
 		it := h.pop()
-		h.push(it, it.at.Add(7*time.Second))
+		h.push(it, it.when().Add(7*time.Second))
 	})
 	if allocs != 0 {
 		t.Fatalf("%v allocations per pop and push, want 0", allocs)
@@ -121,7 +121,7 @@ func BenchmarkTimeHeap(b *testing.B) {
 		b.ResetTimer()
 		for range b.N {
 			it := h.pop()
-			h.push(it, it.at.Add(600*time.Second))
+			h.push(it, it.when().Add(600*time.Second))
 		}
 	})
 	b.Run("containerHeap", func(b *testing.B) {
@@ -139,4 +139,26 @@ func BenchmarkTimeHeap(b *testing.B) {
 			heap.Push(&h, &refItem{at: it.at.Add(600 * time.Second), seq: seq})
 		}
 	})
+}
+
+// TestTimeHeapKeepsInstantsBeyondNanoseconds: a wait is kept in Unix ns; an instant past what
+// that holds (after 2262) sorts after every other and never falls due, one before 1678 is due
+// at once, rather than wrapping around.
+func TestTimeHeapKeepsInstantsBeyondNanoseconds(t *testing.T) {
+	var h timeHeap
+	far, late, early := &timed{}, &timed{}, &timed{}
+	h.push(far, time.Date(3000, 1, 1, 0, 0, 0, 0, time.UTC))
+	h.push(late, time.Date(2100, 1, 1, 0, 0, 0, 1, time.UTC))
+	h.push(early, time.Date(1000, 1, 1, 0, 0, 0, 0, time.UTC))
+	for i, want := range []*timed{early, late, far} {
+		if got := h.pop(); got != want {
+			t.Fatalf("pop %d: %v, want %v", i, got.when(), want.when())
+		}
+	}
+	if got := late.when(); !got.Equal(time.Date(2100, 1, 1, 0, 0, 0, 1, time.UTC)) {
+		t.Fatalf("2100-01-01T00:00:00.000000001Z kept as %v", got)
+	}
+	if !far.when().After(time.Date(2262, 1, 1, 0, 0, 0, 0, time.UTC)) || !early.when().Before(time.Date(1678, 1, 1, 0, 0, 0, 0, time.UTC)) {
+		t.Fatalf("far and early kept as %v and %v, want after 2262 and before 1678", far.when(), early.when())
+	}
 }
