@@ -525,3 +525,44 @@ func TestOccurrenceSkippedByOverlapOnTheJobPage(t *testing.T) {
 		t.Errorf("the collection's row of the job:\n%s", row)
 	}
 }
+
+// TestPauseEndsOnThePage: a job paused until 13:00 UTC says so on its page; when the daemon
+// resumes it by itself at that time (the dispatcher, on the fake clock), its page says Enabled
+// with the note alone, and its collection's list no longer says "until".
+func TestPauseEndsOnThePage(t *testing.T) {
+	h := newHarness(t, false)
+	h.mustAPI(http.MethodPut, collA, `{"location":"westus","properties":{"sku":{"name":"Standard"}}}`)
+	h.mustAPI(http.MethodPut, collA+"/jobs/maintained", `{"properties":{"startTime":"2026-11-01T08:00:00",
+		"recurrence":{"frequency":"Day","interval":1,"timeZone":"Europe/Berlin"},
+		"state":"Disabled","resumeAt":"2026-11-18T13:00:00Z","note":"maintenance <i>window</i>",
+		"action":{"type":"Http","request":{"method":"GET","uri":"http://127.0.0.1:9/m"}}}}`)
+	key := jobKeyA()
+	key.Name = "maintained"
+	j, err := h.store.JobGet(t.Context(), store.JobGetParams{Key: key})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := h.browser()
+	b.signIn(adminToken)
+	note := `<span class="pause-note" id="note">maintenance &lt;i&gt;window&lt;/i&gt;</span>`
+	wantIn(t, "the paused job", b.get(uiCollA+"/jobs/maintained").body,
+		`data-state="Disabled">Disabled</span>`,
+		`<p class="pause" id="pause"><strong>Paused</strong> until <time datetime="2026-11-18T13:00:00Z" id="resume-at">2026-11-18 14:00:00 CET</time> <small>(in 59 min; then Enabled by itself, nothing missed replayed)</small>, note: `+note+`</p>`)
+
+	h.clock.Set(time.Date(2026, 11, 18, 13, 0, 0, 0, time.UTC))
+	if _, err := h.disp.TestSignals.Resumed.Wait(20*time.Second, func(r dispatch.Resumed) bool { return r.JobID == j.ID }); err != nil {
+		t.Fatal(err)
+	}
+	page := b.get(uiCollA + "/jobs/maintained").body
+	wantIn(t, "the resumed job", page,
+		`data-state="Enabled">Enabled</span>`,
+		`<p class="pause" id="pause">Note: `+note+`</p>`,
+		`<dd id="next-run">2026-11-19 08:00:00 CET <small>in 18 h</small></dd>`)
+	if strings.Contains(page, "Paused") || strings.Contains(page, `id="resume-at"`) {
+		t.Error("the resumed job's page still says it is paused")
+	}
+	if row := rowOf(b.get(uiCollA).body, "jobs", "maintained"); !strings.Contains(row, `<div class="pause">note: <span class="pause-note">maintenance &lt;i&gt;window&lt;/i&gt;</span></div>`) ||
+		strings.Contains(row, "until") {
+		t.Errorf("the collection's row after the pause:\n%s", row)
+	}
+}
