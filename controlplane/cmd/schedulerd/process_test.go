@@ -126,6 +126,7 @@ func TestProcessConfiguredByEnvironmentStopsOnSIGTERM(t *testing.T) {
 		`scheduler_http_requests_total{code="201",method="PUT",route="collection"} 1`,
 		"# TYPE scheduler_due_backlog gauge",
 		"# TYPE scheduler_execution_lateness_seconds histogram",
+		"# TYPE scheduler_occurrence_skips_total counter",
 		"# TYPE go_goroutines gauge",
 		"# TYPE process_resident_memory_bytes gauge",
 	} {
