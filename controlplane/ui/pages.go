@@ -15,6 +15,7 @@ import (
 	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/store"
 	"github.com/schedulerhq/terraform-provider-scheduler/internal/ascii"
 	"github.com/schedulerhq/terraform-provider-scheduler/internal/jobstate"
+	"github.com/schedulerhq/terraform-provider-scheduler/internal/wire"
 )
 
 // parseTemplates parses every page with the layout.
@@ -45,7 +46,7 @@ func (s *Server) parseTemplates() error {
 	}
 	s.pages = map[string]*template.Template{}
 	for _, page := range []string{"signin", "overview", "collection", "job", "health", "error"} {
-		t, err := template.New(page).Funcs(funcs).ParseFS(templateFS, "templates/layout.html", "templates/extensions.html", "templates/"+page+".html")
+		t, err := template.New(page).Funcs(funcs).ParseFS(templateFS, "templates/layout.html", "templates/extensions.html", "templates/backfill.html", "templates/"+page+".html")
 		if err != nil {
 			return fmt.Errorf("ui: template %s: %w", page, err)
 		}
@@ -341,7 +342,17 @@ type actionResult struct {
 	Next    string `json:"next,omitempty"`
 }
 
-// jobAction runs, enables or disables a job through the API, then answers fetch() with JSON or
+// backfillDone says what a backfill the API accepted (its 202 body) does.
+func backfillDone(job string, body []byte) string {
+	var b wire.JobBackfillResponse
+	if err := json.Unmarshal(body, &b); err != nil || b.Count == 0 {
+		return "Started a backfill of " + job + "."
+	}
+	return fmt.Sprintf("Started a backfill of %s: %d occurrences from %s to %s, run one after the other, oldest first; the history shows each as it ends.",
+		job, b.Count, b.First, b.Last)
+}
+
+// jobAction runs, enables, disables or backfills a job through the API, then answers fetch() with JSON or
 // a form with a redirect to the job's page and the result as a flash message.
 func (s *Server) jobAction(w http.ResponseWriter, r *http.Request, req *request) {
 	r.Body = http.MaxBytesReader(w, r.Body, 8<<10)
@@ -373,6 +384,11 @@ func (s *Server) jobAction(w http.ResponseWriter, r *http.Request, req *request)
 		body := map[string]any{"properties": map[string]any{"state": state}}
 		status, _, msg = s.callAPI(ctx, p, http.MethodPatch, apiPath(k), body)
 		done = k.Name + " is " + state + "."
+	case "backfill":
+		var body []byte
+		status, body, msg = s.callAPI(ctx, p, http.MethodPost, apiPath(k)+"/backfill",
+			map[string]any{"from": r.PostFormValue("from"), "to": r.PostFormValue("to")})
+		done = backfillDone(k.Name, body)
 	default:
 		s.fail(w, r, http.StatusNotFound, "There is no such action.")
 		return

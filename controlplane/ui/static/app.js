@@ -11,6 +11,7 @@
     set("run-now", state !== "Completed" && state !== "Faulted");
     set("enable", state === "Disabled");
     set("disable", state === "Enabled");
+    set("backfill", state !== "Completed" && state !== "Faulted");
   }
 
   async function refreshHistory() {
@@ -83,7 +84,7 @@
         const next = document.getElementById("next-run");
         if (next && data.state) next.textContent = data.next || "—";
         if (data.ok) refreshParts().catch(function () {});
-        if (data.ok && form.action.endsWith("/run")) watchHistory();
+        if (data.ok && (form.action.endsWith("/run") || form.action.endsWith("/backfill"))) watchHistory();
       } catch (e) {
         result.textContent = "The request failed: " + e;
         result.classList.add("error");
