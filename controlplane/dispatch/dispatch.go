@@ -62,6 +62,15 @@
 //     latest of them; the message of its first attempt says how many earlier ones were
 //     coalesced. Coalesced occurrences do not count toward the recurrence's count (they did not
 //     execute). Occurrences late by less than the threshold each run, one after the other.
+//   - Overlap (SPEC 8): a job with a policy (Skip, BufferOne) has its occurrences claimed when
+//     they start, not Lookahead ahead, and the store applies jobstate.Overlap in the claim's
+//     transaction, the job's row locked: the occurrence runs, is skipped (a Skipped history
+//     entry naming the unfinished execution's tag; the job moves to its next occurrence, count
+//     not spent) or is stored buffered (store.BufferedDueAt: no executor takes it). The record
+//     that ends the job's last unfinished execution releases it (due then; a single process
+//     runs it at once, a replica's executor wakes its taker), or cancels it when the job is no
+//     longer Claimable. The misfire policy Skip records the occurrences it skipped in one
+//     Skipped entry (a skip claim), then claims the first it did not skip.
 //   - executionCount and lastExecutionTime change when an occurrence is claimed (it has started),
 //     not when its last attempt ends; a job with nothing left becomes Completed when its last
 //     execution ends.

@@ -252,3 +252,54 @@ func testRuleOverlapReleaseDisabled(t *testing.T, d store.Driver) {
 	}
 	equal(t, "history: the first only", len(hs), 1)
 }
+
+// testClaimMixedBatch: a batch of the scheduler's claims mixing plain ones (made a chunk per
+// statement) with special ones (an overlap policy, a skip), as the claim loop sends them: each
+// gets its own result, in claim order.
+func testClaimMixedBatch(t *testing.T, d store.Driver) {
+	ctx := t.Context()
+	putCollection(t, d, "c", "Enabled")
+	at := t0.Truncate(time.Second)
+	var claims []store.ExecutionClaim
+	want := map[string]string{} // job name → run, skip or buffer
+	for i := range 6 {
+		name := fmt.Sprintf("m%d", i)
+		j := putJob(t, d, "c", name, "Enabled", at)
+		switch i % 3 {
+		case 0:
+			claims = append(claims, scheduledClaim(j, "plain-"+name, at.Add(time.Minute)))
+			want[name] = "run"
+		case 1: // an unfinished execution: Skip skips
+			claim(t, d, scheduledClaim(j, "running-"+name, at))
+			j = getJob(t, d, j.ID)
+			claims = append(claims, overlapClaim(j, jobstate.OverlapSkip, "skip-"+name))
+			want[name] = "skip"
+		case 2: // an unfinished execution: BufferOne buffers
+			claim(t, d, scheduledClaim(j, "running-"+name, at))
+			j = getJob(t, d, j.ID)
+			claims = append(claims, overlapClaim(j, jobstate.OverlapBufferOne, "buffer-"+name))
+			want[name] = "buffer"
+		}
+	}
+	res, err := d.ExecutionClaimMany(ctx, store.ExecutionClaimManyParams{Now: t0, Claims: claims})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, r := range res {
+		name := fmt.Sprintf("m%d", i)
+		got := "run"
+		switch {
+		case r.Err != nil:
+			t.Fatalf("%s: %v", name, r.Err)
+		case r.Skipped:
+			got = "skip"
+		case r.Buffered:
+			got = "buffer"
+		}
+		equal(t, name, got, want[name])
+		if r.Execution != nil {
+			equal(t, name+": tag", r.Execution.Tag, claims[i].Execution.Tag)
+		}
+	}
+	equal(t, "executions stored", len(unfinished(t, d)), 2+4+2) // 2 plain, 4 running, 2 buffered
+}

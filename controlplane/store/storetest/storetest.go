@@ -64,6 +64,7 @@ var areas = []struct {
 		{name: "LargeBatches", fn: testLargeBatches},
 		{name: "Race", fn: testClaimRace, serial: true},
 		{name: "Skip", fn: testClaimSkip},
+		{name: "MixedBatch", fn: testClaimMixedBatch},
 	}},
 	{"ManualRun", []testCase{
 		{name: "InFlight", fn: testManualRunInFlight},
