@@ -2,10 +2,15 @@ package provider
 
 import (
 	"context"
+	"fmt"
 	"slices"
+	"strings"
+	"time"
 
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/types"
+
+	"github.com/schedulerhq/terraform-provider-scheduler/internal/retry"
 )
 
 // A value the API holds in another spelling than the configuration (after an import, or a change
@@ -46,34 +51,156 @@ func (sameTimePlan) PlanModifyString(ctx context.Context, req planmodifier.Strin
 	}
 }
 
-// defaultOnePlan keeps an interval of 1 held by the API when the configuration leaves interval
-// out (1 is its default), and plans the removal of any other; interval is Optional and Computed
-// for this (a configuration without it plans null, not "known after apply").
-type defaultOnePlan struct{}
-
-var _ planmodifier.Int64 = defaultOnePlan{}
-
-func (defaultOnePlan) Description(context.Context) string {
-	return "an interval of 1 held by the API is the default: no change when the configuration leaves it out"
-}
-
-func (m defaultOnePlan) MarkdownDescription(ctx context.Context) string { return m.Description(ctx) }
-
-func (defaultOnePlan) PlanModifyInt64(_ context.Context, req planmodifier.Int64Request, resp *planmodifier.Int64Response) {
-	if !req.ConfigValue.IsNull() {
-		return
-	}
-	if req.StateValue.ValueInt64() == 1 && !req.StateValue.IsNull() && !req.StateValue.IsUnknown() {
-		resp.PlanValue = req.StateValue
-		return
-	}
-	resp.PlanValue = types.Int64Null()
-}
-
 // known reports whether v is neither null nor unknown.
 func known(v interface {
 	IsNull() bool
 	IsUnknown() bool
 }) bool {
 	return !v.IsNull() && !v.IsUnknown()
+}
+
+// equivalentPlan keeps the state's value when the configuration writes the same value another
+// way (an enum in another case, a duration in another form): after an import, or a change made
+// through the API in another spelling, the plan is empty.
+type equivalentPlan struct {
+	what string
+	eq   func(a, b string) bool
+}
+
+var _ planmodifier.String = equivalentPlan{}
+
+// sameEnumPlan and sameDurationPlan are equivalentPlan for enums (any case) and durations.
+var (
+	sameEnumPlan     = equivalentPlan{"an enum value in another case", sameFold}
+	sameDurationPlan = equivalentPlan{"the same duration written another way", sameDuration}
+)
+
+func (m equivalentPlan) Description(context.Context) string {
+	return "plans no change for " + m.what
+}
+
+func (m equivalentPlan) MarkdownDescription(ctx context.Context) string { return m.Description(ctx) }
+
+func (m equivalentPlan) PlanModifyString(_ context.Context, req planmodifier.StringRequest, resp *planmodifier.StringResponse) {
+	if known(req.StateValue) && known(req.ConfigValue) && m.eq(req.ConfigValue.ValueString(), req.StateValue.ValueString()) {
+		resp.PlanValue = req.StateValue
+	}
+}
+
+// sameFoldListPlan keeps the state's list when the configuration holds the same strings in
+// another case or order (week_days).
+type sameFoldListPlan struct{}
+
+var _ planmodifier.List = sameFoldListPlan{}
+
+func (sameFoldListPlan) Description(context.Context) string {
+	return "plans no change for the same values in another case or order"
+}
+
+func (m sameFoldListPlan) MarkdownDescription(ctx context.Context) string { return m.Description(ctx) }
+
+func (sameFoldListPlan) PlanModifyList(_ context.Context, req planmodifier.ListRequest, resp *planmodifier.ListResponse) {
+	if !known(req.StateValue) || !known(req.ConfigValue) {
+		return
+	}
+	var state []string
+	for _, e := range req.StateValue.Elements() {
+		s, ok := e.(types.String)
+		if !ok || !known(s) {
+			return
+		}
+		state = append(state, s.ValueString())
+	}
+	if kept := keepFoldList(req.ConfigValue, state, false); kept.Equal(req.ConfigValue) {
+		resp.PlanValue = req.StateValue
+	}
+}
+
+// sameHeadersPlan keeps the state's headers when the configuration holds the same ones with
+// names in another case (the daemon answers them in canonical case).
+type sameHeadersPlan struct{}
+
+var _ planmodifier.Map = sameHeadersPlan{}
+
+func (sameHeadersPlan) Description(context.Context) string {
+	return "plans no change for the same headers with names in another case"
+}
+
+func (m sameHeadersPlan) MarkdownDescription(ctx context.Context) string { return m.Description(ctx) }
+
+func (sameHeadersPlan) PlanModifyMap(ctx context.Context, req planmodifier.MapRequest, resp *planmodifier.MapResponse) {
+	if !known(req.StateValue) || !known(req.ConfigValue) {
+		return
+	}
+	var state map[string]string
+	if req.StateValue.ElementsAs(ctx, &state, false).HasError() {
+		return
+	}
+	if kept := keepStringMap(ctx, req.ConfigValue, state, false); kept.Equal(req.ConfigValue) {
+		resp.PlanValue = req.StateValue
+	}
+}
+
+// defaultPlan keeps a value the API holds that equals the attribute's default when the
+// configuration leaves the attribute out, and plans the removal of any other; the attribute is
+// Optional and Computed for this (a configuration without it plans null, not "known after
+// apply"). An API client that writes the default explicitly (retryCount 4, timeout PT60S) thus
+// imports with an empty plan. value names the default; is tells whether a value is it.
+type defaultPlan struct {
+	value string
+	is    func(string) bool
+}
+
+var _ planmodifier.String = defaultPlan{}
+
+// defaultEnum is the default enum value v, in any case.
+func defaultEnum(v string) defaultPlan {
+	return defaultPlan{v, func(s string) bool { return strings.EqualFold(s, v) }}
+}
+
+// defaultDuration is the default duration d, however written (read with the daemon's parser).
+func defaultDuration(d time.Duration) defaultPlan {
+	return defaultPlan{d.String(), func(s string) bool {
+		got, err := retry.ParseInterval(s)
+		return err == nil && got == d
+	}}
+}
+
+func (m defaultPlan) Description(context.Context) string {
+	return "a value held by the API equal to the default (" + m.value + ") is no change when the configuration leaves it out"
+}
+
+func (m defaultPlan) MarkdownDescription(ctx context.Context) string { return m.Description(ctx) }
+
+func (m defaultPlan) PlanModifyString(_ context.Context, req planmodifier.StringRequest, resp *planmodifier.StringResponse) {
+	if !req.ConfigValue.IsNull() {
+		return
+	}
+	if known(req.StateValue) && m.is(req.StateValue.ValueString()) {
+		resp.PlanValue = req.StateValue
+		return
+	}
+	resp.PlanValue = types.StringNull()
+}
+
+// defaultIntPlan is defaultPlan for a number (interval 1, retry_count 4).
+type defaultIntPlan struct{ value int64 }
+
+var _ planmodifier.Int64 = defaultIntPlan{}
+
+func (m defaultIntPlan) Description(context.Context) string {
+	return fmt.Sprintf("a value held by the API equal to the default (%d) is no change when the configuration leaves it out", m.value)
+}
+
+func (m defaultIntPlan) MarkdownDescription(ctx context.Context) string { return m.Description(ctx) }
+
+func (m defaultIntPlan) PlanModifyInt64(_ context.Context, req planmodifier.Int64Request, resp *planmodifier.Int64Response) {
+	if !req.ConfigValue.IsNull() {
+		return
+	}
+	if known(req.StateValue) && req.StateValue.ValueInt64() == m.value {
+		resp.PlanValue = req.StateValue
+		return
+	}
+	resp.PlanValue = types.Int64Null()
 }

@@ -2,8 +2,10 @@ package provider
 
 import (
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
+	"github.com/schedulerhq/terraform-provider-scheduler/internal/jobstate"
 	"github.com/schedulerhq/terraform-provider-scheduler/internal/wire"
 )
 
@@ -25,7 +27,9 @@ type signingModel struct {
 
 func timeoutAttribute() schema.StringAttribute {
 	return schema.StringAttribute{
-		Optional: true,
+		Optional:      true,
+		Computed:      true, // null unless set, or the default as the API holds it (defaultPlan)
+		PlanModifiers: []planmodifier.String{sameDurationPlan, defaultDuration(jobstate.DefaultTimeout)},
 		MarkdownDescription: "How long one attempt may take before it is cancelled and counts as failed (then retried as " +
 			"`retry_policy` says): an ISO 8601 duration from `PT1S` to `PT30M`; default `PT60S`. Bounds storage queue and Service Bus sends too.",
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
 	"github.com/schedulerhq/terraform-provider-scheduler/internal/wire"
@@ -95,10 +96,11 @@ func serviceBusMessageBlock(topic bool) schema.SingleNestedBlock {
 	return schema.SingleNestedBlock{
 		MarkdownDescription: desc,
 		Attributes: map[string]schema.Attribute{
-			"namespace":      schema.StringAttribute{Optional: true, MarkdownDescription: "Required. Service Bus namespace: 6 to 50 letters, digits and hyphens, starting with a letter."},
-			entity:           entityAttr,
-			"message":        str("Message body (one AMQP data section, UTF-8)."),
-			"transport_type": str("`NotSpecified`, `NetMessaging` or `AMQP` (any case). Accepted for compatibility; the daemon always speaks AMQP 1.0."),
+			"namespace": schema.StringAttribute{Optional: true, MarkdownDescription: "Required. Service Bus namespace: 6 to 50 letters, digits and hyphens, starting with a letter."},
+			entity:      entityAttr,
+			"message":   str("Message body (one AMQP data section, UTF-8)."),
+			"transport_type": schema.StringAttribute{Optional: true, PlanModifiers: []planmodifier.String{sameEnumPlan},
+				MarkdownDescription: "`NotSpecified`, `NetMessaging` or `AMQP` (any case). Accepted for compatibility; the daemon always speaks AMQP 1.0."},
 			"custom_message_properties": schema.MapAttribute{
 				Optional: true, ElementType: types.StringType,
 				MarkdownDescription: "Application properties of the message. The execution's metadata (`x-ms-execution-tag`, `x-ms-scheduler-jobid`, ...) is added and wins over a property of the same name.",

@@ -12,6 +12,7 @@ import (
 
 	"github.com/schedulerhq/terraform-provider-scheduler/internal/arm"
 	"github.com/schedulerhq/terraform-provider-scheduler/internal/jobdef"
+	"github.com/schedulerhq/terraform-provider-scheduler/internal/retry"
 )
 
 // statusAttrTypes is the shape of the computed status object.
@@ -62,6 +63,7 @@ func jobSchema() schema.Schema {
 				Computed:            true,
 				Default:             stringdefault.StaticString(jobdef.StateEnabled),
 				MarkdownDescription: "`Enabled` or `Disabled` (any case); default `Enabled`. The live state, which may also be `Completed` or `Faulted`, is `status.state`.",
+				PlanModifiers:       []planmodifier.String{sameEnumPlan},
 				Validators:          []validator.String{stringvalidator.OneOfCaseInsensitive(jobWritableStates...)},
 			},
 			"recurrence_description": schema.StringAttribute{
@@ -120,6 +122,7 @@ func actionTypeAttribute() schema.StringAttribute {
 		Optional:            true,
 		MarkdownDescription: "Required. `Http`, `Https` (the URI's scheme must match), `StorageQueue`, `ServiceBusQueue` or `ServiceBusTopic` (any case). Exactly the block of the type is set: `request`, `queue_message`, `service_bus_queue_message` or `service_bus_topic_message`.",
 		Validators:          []validator.String{stringvalidator.OneOfCaseInsensitive(actionTypes...)},
+		PlanModifiers:       []planmodifier.String{sameEnumPlan},
 	}
 }
 
@@ -153,6 +156,7 @@ func requestBlock() schema.SingleNestedBlock {
 				Optional:            true,
 				MarkdownDescription: "Required. HTTP method: `GET`, `HEAD`, `POST`, `PUT`, `PATCH`, `DELETE` or `OPTIONS` (any case).",
 				Validators:          []validator.String{stringvalidator.OneOfCaseInsensitive(httpMethods...)},
+				PlanModifiers:       []planmodifier.String{sameEnumPlan},
 			},
 			"body": schema.StringAttribute{
 				Optional:            true,
@@ -161,7 +165,8 @@ func requestBlock() schema.SingleNestedBlock {
 			"headers": schema.MapAttribute{
 				Optional:            true,
 				ElementType:         types.StringType,
-				MarkdownDescription: "Request headers: at most 50, 4,096 characters in all.",
+				MarkdownDescription: "Request headers: at most 50, 4,096 characters in all. Names in any case.",
+				PlanModifiers:       []planmodifier.Map{sameHeadersPlan{}},
 			},
 		},
 		Blocks: map[string]schema.Block{
@@ -194,19 +199,27 @@ func retryPolicyBlock() schema.SingleNestedBlock {
 		Attributes: map[string]schema.Attribute{
 			"retry_type": schema.StringAttribute{
 				Optional:            true,
+				Computed:            true, // null unless set, or the default as the API holds it (defaultPlan)
+				PlanModifiers:       []planmodifier.String{sameEnumPlan, defaultEnum(retry.Fixed.String())},
 				MarkdownDescription: "`None`, `Fixed` or `Exponential` (any case); default `Fixed`. `Exponential` waits `retry_interval` before the first retry and twice the previous delay before each further one, at most `max_retry_interval`, with up to ±20 % jitter.",
 				Validators:          []validator.String{stringvalidator.OneOfCaseInsensitive(retryTypes...)},
 			},
 			"retry_interval": schema.StringAttribute{
 				Optional:            true,
+				Computed:            true,
+				PlanModifiers:       []planmodifier.String{sameDurationPlan, defaultDuration(retry.DefaultInterval)},
 				MarkdownDescription: "ISO 8601 duration (`PT1M`) or `hh:mm:ss`, from 15 seconds to 18 months; default 30 seconds.",
 			},
 			"retry_count": schema.Int64Attribute{
 				Optional:            true,
+				Computed:            true,
+				PlanModifiers:       []planmodifier.Int64{defaultIntPlan{retry.DefaultCount}},
 				MarkdownDescription: "Retries after the first attempt, 0 to 20; default 4.",
 			},
 			"max_retry_interval": schema.StringAttribute{
 				Optional:            true,
+				Computed:            true,
+				PlanModifiers:       []planmodifier.String{sameDurationPlan, defaultDuration(retry.DefaultMaxRetryInterval)},
 				MarkdownDescription: "`Exponential` only: the longest delay between retries, an ISO 8601 duration not below `retry_interval`; default `PT1H`.",
 			},
 		},
@@ -224,12 +237,13 @@ func recurrenceBlock() schema.SingleNestedBlock {
 				Optional:            true,
 				MarkdownDescription: "Required. `Minute`, `Hour`, `Day`, `Week` or `Month` (any case).",
 				Validators:          []validator.String{stringvalidator.OneOfCaseInsensitive(frequencies...)},
+				PlanModifiers:       []planmodifier.String{sameEnumPlan},
 			},
 			"interval": schema.Int64Attribute{
 				Optional:            true,
-				Computed:            true, // null unless set, or 1 as the API holds it (defaultOnePlan)
+				Computed:            true, // null unless set, or 1 as the API holds it (defaultIntPlan)
 				MarkdownDescription: "Every how many frequency units; default 1; at most 18 for Month, 78 for Week, 548 for Day, 1000 for Hour and Minute.",
-				PlanModifiers:       []planmodifier.Int64{defaultOnePlan{}},
+				PlanModifiers:       []planmodifier.Int64{defaultIntPlan{1}},
 			},
 			"count": schema.Int64Attribute{
 				Optional:            true,
@@ -260,6 +274,7 @@ func recurrenceBlock() schema.SingleNestedBlock {
 					"week_days": schema.ListAttribute{
 						Optional: true, ElementType: types.StringType,
 						MarkdownDescription: "Day names (any case), `Week` frequency only.",
+						PlanModifiers:       []planmodifier.List{sameFoldListPlan{}},
 						// No schema validator: the engine reports a wrong day, once (validateJob).
 					},
 					"month_days": schema.ListAttribute{
@@ -275,6 +290,7 @@ func recurrenceBlock() schema.SingleNestedBlock {
 								"day": schema.StringAttribute{
 									Required:            true,
 									MarkdownDescription: "Day name (any case).",
+									PlanModifiers:       []planmodifier.String{sameEnumPlan},
 								},
 								"occurrence": schema.Int64Attribute{
 									Optional:            true,
