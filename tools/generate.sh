@@ -53,3 +53,6 @@ done
 
 go run github.com/hashicorp/terraform-plugin-docs/cmd/tfplugindocs generate \
   --provider-name scheduler --rendered-provider-name Scheduler --providers-schema "$work/schema.json"
+# The arguments of nested blocks that must be set whenever their block is written are listed
+# under "Required" (the schema cannot mark them so: see tools/requiredargs).
+go run ./tools/requiredargs docs/resources/*.md docs/data-sources/*.md
