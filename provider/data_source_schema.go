@@ -31,7 +31,8 @@ func dataSourceAttr(a rschema.Attribute, computed bool) dschema.Attribute {
 	}
 	switch x := a.(type) {
 	case rschema.StringAttribute:
-		out := dschema.StringAttribute{Sensitive: x.Sensitive, MarkdownDescription: desc(x.MarkdownDescription)}
+		// The same type: the data source reads into the resource's model.
+		out := dschema.StringAttribute{CustomType: x.CustomType, Sensitive: x.Sensitive, MarkdownDescription: desc(x.MarkdownDescription)}
 		out.Required, out.Optional, out.Computed = req(x.Required, x.Optional, x.Computed)
 		if !computed {
 			out.Validators = x.Validators

@@ -17,7 +17,9 @@ import (
 // made through the API) plans no change when both mean the same: the plan keeps the state's
 // spelling, which Terraform accepts as "functionally equivalent" to the configuration. After an
 // apply the state keeps the configuration's spelling (spelling.go), so this matters for what the
-// user did not write through Terraform.
+// user did not write through Terraform. Enums and durations do this by their type's semantic
+// equality (semantic.go: samePlan); here are the rest: an instant in the job's zone, lists and
+// maps compared as sets, and the defaults the API holds.
 
 // sameTimePlan keeps the state's end_time when the configuration names the same instant
 // (another offset, Z, a fraction, lower case), read in the job's zone. Not for start_time: its
@@ -57,34 +59,6 @@ func known(v interface {
 	IsUnknown() bool
 }) bool {
 	return !v.IsNull() && !v.IsUnknown()
-}
-
-// equivalentPlan keeps the state's value when the configuration writes the same value another
-// way (an enum in another case, a duration in another form): after an import, or a change made
-// through the API in another spelling, the plan is empty.
-type equivalentPlan struct {
-	what string
-	eq   func(a, b string) bool
-}
-
-var _ planmodifier.String = equivalentPlan{}
-
-// sameEnumPlan and sameDurationPlan are equivalentPlan for enums (any case) and durations.
-var (
-	sameEnumPlan     = equivalentPlan{"an enum value in another case", sameFold}
-	sameDurationPlan = equivalentPlan{"the same duration written another way", sameDuration}
-)
-
-func (m equivalentPlan) Description(context.Context) string {
-	return "plans no change for " + m.what
-}
-
-func (m equivalentPlan) MarkdownDescription(ctx context.Context) string { return m.Description(ctx) }
-
-func (m equivalentPlan) PlanModifyString(_ context.Context, req planmodifier.StringRequest, resp *planmodifier.StringResponse) {
-	if known(req.StateValue) && known(req.ConfigValue) && m.eq(req.ConfigValue.ValueString(), req.StateValue.ValueString()) {
-		resp.PlanValue = req.StateValue
-	}
 }
 
 // sameFoldListPlan keeps the state's list when the configuration holds the same strings in

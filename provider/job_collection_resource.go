@@ -56,8 +56,8 @@ type jobCollectionModel struct {
 	Name          types.String `tfsdk:"name"`
 	ResourceGroup types.String `tfsdk:"resource_group"`
 	Location      types.String `tfsdk:"location"`
-	Sku           types.String `tfsdk:"sku"`
-	State         types.String `tfsdk:"state"`
+	Sku           enumValue    `tfsdk:"sku"`
+	State         enumValue    `tfsdk:"state"`
 	Quota         *quotaModel  `tfsdk:"quota"`
 	Tags          types.Map    `tfsdk:"tags"`
 	ForceDestroy  types.Bool   `tfsdk:"force_destroy"`
@@ -70,8 +70,8 @@ type quotaModel struct {
 }
 
 type maxRecurrenceModel struct {
-	Frequency types.String `tfsdk:"frequency"`
-	Interval  types.Int64  `tfsdk:"interval"`
+	Frequency enumValue   `tfsdk:"frequency"`
+	Interval  types.Int64 `tfsdk:"interval"`
 }
 
 func (r *jobCollectionResource) Metadata(_ context.Context, req resource.MetadataRequest, resp *resource.MetadataResponse) {
@@ -121,6 +121,8 @@ func jobCollectionSchema() schema.Schema {
 				Default:             stringdefault.StaticString(jobdef.SkuStandard),
 				MarkdownDescription: "Pricing tier, which sets the default limits: `Free` (5 jobs, at most hourly, no outbound authentication), `Standard` and `P10Premium` (50 jobs, every minute), `P20Premium` (1000 jobs). Any case; default `Standard`.",
 				Validators:          []validator.String{stringvalidator.OneOfCaseInsensitive(skuNames...)},
+				CustomType:          enumType{},
+				PlanModifiers:       []planmodifier.String{samePlan{enumType{}}},
 			},
 			"state": schema.StringAttribute{
 				Optional:            true,
@@ -128,6 +130,8 @@ func jobCollectionSchema() schema.Schema {
 				Default:             stringdefault.StaticString(jobdef.StateEnabled),
 				MarkdownDescription: "`Enabled`, `Disabled` or `Suspended` (any case); default `Enabled`. The jobs of a collection that is not enabled do not fire.",
 				Validators:          []validator.String{stringvalidator.OneOfCaseInsensitive(collectionStates...)},
+				CustomType:          enumType{},
+				PlanModifiers:       []planmodifier.String{samePlan{enumType{}}},
 			},
 			"tags": schema.MapAttribute{
 				Optional:            true,
@@ -165,6 +169,8 @@ func jobCollectionSchema() schema.Schema {
 								Optional:            true,
 								MarkdownDescription: "Required. `Minute`, `Hour`, `Day`, `Week` or `Month` (any case).",
 								Validators:          []validator.String{stringvalidator.OneOfCaseInsensitive(frequencies...)},
+								CustomType:          enumType{},
+								PlanModifiers:       []planmodifier.String{samePlan{enumType{}}},
 							},
 							"interval": schema.Int64Attribute{
 								Optional:            true,
@@ -279,8 +285,8 @@ func (m *jobCollectionModel) fromWire(ctx context.Context, id client.CollectionI
 	if p.Sku != nil {
 		sku = p.Sku.Name
 	}
-	m.Sku = keepString(prior.Sku, sku, fresh, sameFold)
-	m.State = keepString(prior.State, p.State, fresh, sameFold)
+	m.Sku = keepEnum(prior.Sku, sku, fresh)
+	m.State = keepEnum(prior.State, p.State, fresh)
 	// A quota set outside Terraform shows as drift.
 	m.Quota = nil
 	if q := p.Quota; q != nil && (q.MaxJobCount != nil || q.MaxJobOccurrence != nil || q.MaxRecurrence != nil) {
@@ -300,7 +306,7 @@ func (m *jobCollectionModel) fromWire(ctx context.Context, id client.CollectionI
 				pmr = &maxRecurrenceModel{}
 			}
 			m.Quota.MaxRecurrence = &maxRecurrenceModel{
-				Frequency: keepString(pmr.Frequency, mr.Frequency, fr, sameFold),
+				Frequency: keepEnum(pmr.Frequency, mr.Frequency, fr),
 				Interval:  keepInt(pmr.Interval, mr.Interval, fr),
 			}
 		}

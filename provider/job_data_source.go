@@ -65,7 +65,7 @@ func (d *jobDataSource) Read(ctx context.Context, req datasource.ReadRequest, re
 	m.JobCollectionID, m.Name = collID, name
 	if out.Properties != nil {
 		if live, ok := jobdef.CanonicalJobState(out.Properties.State); ok {
-			m.State = types.StringValue(live) // the data source shows the live state
+			m.State = enumOf(live) // the data source shows the live state
 		}
 	}
 	resp.Diagnostics.Append(resp.State.Set(ctx, &m)...)

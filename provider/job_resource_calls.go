@@ -29,7 +29,8 @@ func timeoutAttribute() schema.StringAttribute {
 	return schema.StringAttribute{
 		Optional:      true,
 		Computed:      true, // null unless set, or the default as the API holds it (defaultPlan)
-		PlanModifiers: []planmodifier.String{sameDurationPlan, defaultDuration(jobstate.DefaultTimeout)},
+		CustomType:    durationType{},
+		PlanModifiers: []planmodifier.String{samePlan{durationType{}}, defaultDuration(jobstate.DefaultTimeout)},
 		MarkdownDescription: "How long one attempt may take before it is cancelled and counts as failed (then retried as " +
 			"`retry_policy` says): an ISO 8601 duration from `PT1S` to `PT30M`; default `PT60S`. Bounds storage queue and Service Bus sends too.",
 	}

@@ -28,7 +28,7 @@ type queueMessageModel struct {
 type ServiceBusMessageModel struct {
 	Namespace                 types.String        `tfsdk:"namespace"`
 	Message                   types.String        `tfsdk:"message"`
-	TransportType             types.String        `tfsdk:"transport_type"`
+	TransportType             enumValue           `tfsdk:"transport_type"`
 	Authentication            *sbAuthModel        `tfsdk:"authentication"`
 	BrokeredMessageProperties *brokeredPropsModel `tfsdk:"brokered_message_properties"`
 	CustomMessageProperties   types.Map           `tfsdk:"custom_message_properties"`
@@ -99,7 +99,7 @@ func serviceBusMessageBlock(topic bool) schema.SingleNestedBlock {
 			"namespace": schema.StringAttribute{Optional: true, MarkdownDescription: "Required. Service Bus namespace: 6 to 50 letters, digits and hyphens, starting with a letter."},
 			entity:      entityAttr,
 			"message":   str("Message body (one AMQP data section, UTF-8)."),
-			"transport_type": schema.StringAttribute{Optional: true, PlanModifiers: []planmodifier.String{sameEnumPlan},
+			"transport_type": schema.StringAttribute{Optional: true, CustomType: enumType{}, PlanModifiers: []planmodifier.String{samePlan{enumType{}}},
 				MarkdownDescription: "`NotSpecified`, `NetMessaging` or `AMQP` (any case). Accepted for compatibility; the daemon always speaks AMQP 1.0."},
 			"custom_message_properties": schema.MapAttribute{
 				Optional: true, ElementType: types.StringType,
@@ -203,7 +203,7 @@ func serviceBusFromWire(m *wire.ServiceBusMessage, prior *ServiceBusMessageModel
 	out := ServiceBusMessageModel{
 		Namespace:               keepString(prior.Namespace, m.Namespace, fresh, sameString),
 		Message:                 keepString(prior.Message, m.Message, fresh, sameString),
-		TransportType:           keepString(prior.TransportType, m.TransportType, fresh, sameFold),
+		TransportType:           keepEnum(prior.TransportType, m.TransportType, fresh),
 		CustomMessageProperties: keepStringMap(context.Background(), prior.CustomMessageProperties, m.CustomMessageProperties, fresh),
 	}
 	if a := m.Authentication; a != nil {

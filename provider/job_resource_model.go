@@ -15,7 +15,7 @@ type jobModel struct {
 	JobCollectionID types.String     `tfsdk:"job_collection_id"`
 	Name            types.String     `tfsdk:"name"`
 	StartTime       types.String     `tfsdk:"start_time"`
-	State           types.String     `tfsdk:"state"`
+	State           enumValue        `tfsdk:"state"`
 	Action          *actionModel     `tfsdk:"action"`
 	Recurrence      *recurrenceModel `tfsdk:"recurrence"`
 	Status          types.Object     `tfsdk:"status"`
@@ -30,29 +30,29 @@ type jobModel struct {
 }
 
 type actionModel struct {
-	Type                   types.String       `tfsdk:"type"`
+	Type                   enumValue          `tfsdk:"type"`
 	Request                *requestModel      `tfsdk:"request"`
 	QueueMessage           *queueMessageModel `tfsdk:"queue_message"`
 	ServiceBusQueueMessage *sbQueueModel      `tfsdk:"service_bus_queue_message"`
 	ServiceBusTopicMessage *sbTopicModel      `tfsdk:"service_bus_topic_message"`
 	RetryPolicy            *retryPolicyModel  `tfsdk:"retry_policy"`
 	ErrorAction            *errorActionModel  `tfsdk:"error_action"`
-	Timeout                types.String       `tfsdk:"timeout"` // job_resource_calls.go
+	Timeout                durationValue      `tfsdk:"timeout"` // job_resource_calls.go
 }
 
 type errorActionModel struct {
-	Type                   types.String       `tfsdk:"type"`
+	Type                   enumValue          `tfsdk:"type"`
 	Request                *requestModel      `tfsdk:"request"`
 	QueueMessage           *queueMessageModel `tfsdk:"queue_message"`
 	ServiceBusQueueMessage *sbQueueModel      `tfsdk:"service_bus_queue_message"`
 	ServiceBusTopicMessage *sbTopicModel      `tfsdk:"service_bus_topic_message"`
 	RetryPolicy            *retryPolicyModel  `tfsdk:"retry_policy"`
-	Timeout                types.String       `tfsdk:"timeout"`
+	Timeout                durationValue      `tfsdk:"timeout"`
 }
 
 type requestModel struct {
 	URI            types.String         `tfsdk:"uri"`
-	Method         types.String         `tfsdk:"method"`
+	Method         enumValue            `tfsdk:"method"`
 	Body           types.String         `tfsdk:"body"`
 	Headers        types.Map            `tfsdk:"headers"`
 	Authentication *authenticationModel `tfsdk:"authentication"`
@@ -95,15 +95,15 @@ type oauthModel struct {
 }
 
 type retryPolicyModel struct {
-	RetryType     types.String `tfsdk:"retry_type"`
-	RetryInterval types.String `tfsdk:"retry_interval"`
-	RetryCount    types.Int64  `tfsdk:"retry_count"`
+	RetryType     enumValue     `tfsdk:"retry_type"`
+	RetryInterval durationValue `tfsdk:"retry_interval"`
+	RetryCount    types.Int64   `tfsdk:"retry_count"`
 	// MaxRetryInterval caps an Exponential policy's delays (job_resource_calls.go).
-	MaxRetryInterval types.String `tfsdk:"max_retry_interval"`
+	MaxRetryInterval durationValue `tfsdk:"max_retry_interval"`
 }
 
 type recurrenceModel struct {
-	Frequency types.String   `tfsdk:"frequency"`
+	Frequency enumValue      `tfsdk:"frequency"`
 	Interval  types.Int64    `tfsdk:"interval"`
 	Count     types.Int64    `tfsdk:"count"`
 	EndTime   types.String   `tfsdk:"end_time"`
@@ -124,8 +124,8 @@ type scheduleModel struct {
 }
 
 type monthlyOccurrenceModel struct {
-	Day        types.String `tfsdk:"day"`
-	Occurrence types.Int64  `tfsdk:"occurrence"`
+	Day        enumValue   `tfsdk:"day"`
+	Occurrence types.Int64 `tfsdk:"occurrence"`
 }
 
 // unknowns lists the JSON paths (relative to the job's properties) of the values known only
@@ -205,7 +205,7 @@ func (c conv) mark(v interface{ IsUnknown() bool }, path string) bool {
 	return false
 }
 
-func (c conv) str(v types.String, path string) string {
+func (c conv) str(v stringish, path string) string {
 	c.mark(v, path)
 	return str(v)
 }

@@ -43,11 +43,11 @@ func (m *jobModel) fromWire(id client.JobID, def *wire.JobDefinition, prior *job
 	live, _ := jobdef.CanonicalJobState(p.State)
 	switch live {
 	case jobdef.StateEnabled, jobdef.StateDisabled:
-		m.State = keepString(prior.State, live, fresh, sameFold)
+		m.State = keepEnum(prior.State, live, fresh)
 	default: // Completed, Faulted: the configured state is still what the user asked for
 		m.State = prior.State
 		if m.State.IsNull() || m.State.IsUnknown() {
-			m.State = types.StringValue(jobdef.StateEnabled)
+			m.State = enumOf(jobdef.StateEnabled)
 		}
 	}
 	m.Status = statusObject(live, p.Status)
@@ -59,13 +59,13 @@ func (m *jobModel) fromWire(id client.JobID, def *wire.JobDefinition, prior *job
 			pa = &actionModel{}
 		}
 		m.Action = &actionModel{
-			Type:                   keepString(pa.Type, a.Type, fresh, sameFold),
+			Type:                   keepEnum(pa.Type, a.Type, fresh),
 			Request:                requestFromWire(a.Request, pa.Request, fresh),
 			QueueMessage:           queueMessageFromWire(a.QueueMessage, pa.QueueMessage, fresh),
 			ServiceBusQueueMessage: sbQueueFromWire(a.ServiceBusQueueMessage, pa.ServiceBusQueueMessage, fresh),
 			ServiceBusTopicMessage: sbTopicFromWire(a.ServiceBusTopicMessage, pa.ServiceBusTopicMessage, fresh),
 			RetryPolicy:            retryFromWire(a.RetryPolicy, pa.RetryPolicy, fresh),
-			Timeout:                keepString(pa.Timeout, a.Timeout, fresh, sameDuration),
+			Timeout:                keepDuration(pa.Timeout, a.Timeout, fresh),
 		}
 		// An error action or a recurrence added outside Terraform shows as drift.
 		if e := a.ErrorAction; e != nil {
@@ -75,13 +75,13 @@ func (m *jobModel) fromWire(id client.JobID, def *wire.JobDefinition, prior *job
 				pe = &errorActionModel{}
 			}
 			m.Action.ErrorAction = &errorActionModel{
-				Type:                   keepString(pe.Type, e.Type, f, sameFold),
+				Type:                   keepEnum(pe.Type, e.Type, f),
 				Request:                requestFromWire(e.Request, pe.Request, f),
 				QueueMessage:           queueMessageFromWire(e.QueueMessage, pe.QueueMessage, f),
 				ServiceBusQueueMessage: sbQueueFromWire(e.ServiceBusQueueMessage, pe.ServiceBusQueueMessage, f),
 				ServiceBusTopicMessage: sbTopicFromWire(e.ServiceBusTopicMessage, pe.ServiceBusTopicMessage, f),
 				RetryPolicy:            retryFromWire(e.RetryPolicy, pe.RetryPolicy, f),
-				Timeout:                keepString(pe.Timeout, e.Timeout, f, sameDuration),
+				Timeout:                keepDuration(pe.Timeout, e.Timeout, f),
 			}
 		}
 	}
@@ -142,7 +142,7 @@ func requestFromWire(r *wire.HTTPRequest, prior *requestModel, fresh bool) *requ
 	}
 	out := &requestModel{
 		URI:     keepString(prior.URI, r.URI, fresh, sameString),
-		Method:  keepString(prior.Method, r.Method, fresh, sameFold),
+		Method:  keepEnum(prior.Method, r.Method, fresh),
 		Body:    keepString(prior.Body, r.Body, fresh, sameString),
 		Headers: keepStringMap(context.Background(), prior.Headers, r.Headers, fresh),
 		Signing: signingFromWire(r.Signing, prior.Signing, fresh),
@@ -212,10 +212,10 @@ func retryFromWire(r *wire.RetryPolicy, prior *retryPolicyModel, fresh bool) *re
 		prior = &retryPolicyModel{}
 	}
 	return &retryPolicyModel{
-		RetryType:        keepString(prior.RetryType, r.RetryType, fresh, sameFold),
-		RetryInterval:    keepString(prior.RetryInterval, r.RetryInterval, fresh, sameDuration),
+		RetryType:        keepEnum(prior.RetryType, r.RetryType, fresh),
+		RetryInterval:    keepDuration(prior.RetryInterval, r.RetryInterval, fresh),
 		RetryCount:       keepInt(prior.RetryCount, r.RetryCount, fresh),
-		MaxRetryInterval: keepString(prior.MaxRetryInterval, r.MaxRetryInterval, fresh, sameDuration),
+		MaxRetryInterval: keepDuration(prior.MaxRetryInterval, r.MaxRetryInterval, fresh),
 	}
 }
 
@@ -227,7 +227,7 @@ func recurrenceFromWire(r *wire.JobRecurrence, prior *recurrenceModel, fresh boo
 		prior = &recurrenceModel{}
 	}
 	out := &recurrenceModel{
-		Frequency: keepString(prior.Frequency, r.Frequency, fresh, sameFold),
+		Frequency: keepEnum(prior.Frequency, r.Frequency, fresh),
 		Interval:  keepInt(prior.Interval, r.Interval, fresh),
 		Count:     keepInt(prior.Count, r.Count, fresh),
 		EndTime:   keepString(prior.EndTime, r.EndTime, fresh, instant),
@@ -291,7 +291,7 @@ func keepOccurrences(prior []monthlyOccurrenceModel, api []wire.JobRecurrenceSch
 	out := make([]monthlyOccurrenceModel, len(api))
 	for i, a := range api {
 		ak = append(ak, key(a.Day, a.Occurrence))
-		out[i] = monthlyOccurrenceModel{Day: types.StringValue(a.Day), Occurrence: types.Int64Null()}
+		out[i] = monthlyOccurrenceModel{Day: enumOf(a.Day), Occurrence: types.Int64Null()}
 		if a.Occurrence != nil {
 			out[i].Occurrence = types.Int64Value(int64(*a.Occurrence))
 		}

@@ -16,12 +16,12 @@ func TestJobFromWireKeepsTheUsersSpelling(t *testing.T) {
 		JobCollectionID: types.StringValue(id.CollectionID.String()),
 		Name:            types.StringValue("nightly"),
 		StartTime:       types.StringValue("2026-03-01T02:00:00"),
-		State:           types.StringValue("enabled"),
+		State:           enumOf("enabled"),
 		Action: &actionModel{
-			Type: types.StringValue("https"),
+			Type: enumOf("https"),
 			Request: &requestModel{
 				URI:     types.StringValue("https://example.com/cleanup"),
-				Method:  types.StringValue("post"),
+				Method:  enumOf("post"),
 				Body:    types.StringNull(),
 				Headers: types.MapValueMust(types.StringType, map[string]attr.Value{"content-type": types.StringValue("application/json")}),
 				Authentication: &authenticationModel{Basic: &basicAuthModel{
@@ -30,7 +30,7 @@ func TestJobFromWireKeepsTheUsersSpelling(t *testing.T) {
 			},
 		},
 		Recurrence: &recurrenceModel{
-			Frequency: types.StringValue("week"),
+			Frequency: enumOf("week"),
 			Interval:  types.Int64Null(),
 			Count:     types.Int64Null(),
 			EndTime:   types.StringValue("2026-12-31"),
@@ -102,10 +102,10 @@ func TestJobFromWireShowsDrift(t *testing.T) {
 	id := client.JobID{CollectionID: client.CollectionID{Subscription: "s", ResourceGroup: "rg", Name: "jc"}, Name: "j"}
 	prior := &jobModel{
 		StartTime: types.StringValue("2026-03-01T02:00:00Z"),
-		State:     types.StringValue("Enabled"),
-		Action:    &actionModel{Type: types.StringValue("Http"), Request: &requestModel{URI: types.StringValue("http://a/"), Method: types.StringValue("GET"), Headers: types.MapNull(types.StringType)}},
+		State:     enumOf("Enabled"),
+		Action:    &actionModel{Type: enumOf("Http"), Request: &requestModel{URI: types.StringValue("http://a/"), Method: enumOf("GET"), Headers: types.MapNull(types.StringType)}},
 		Recurrence: &recurrenceModel{
-			Frequency: types.StringValue("Day"), Interval: types.Int64Value(1),
+			Frequency: enumOf("Day"), Interval: types.Int64Value(1),
 		},
 	}
 	two := 2
@@ -119,9 +119,9 @@ func TestJobFromWireShowsDrift(t *testing.T) {
 	got.fromWire(id, api, prior)
 	for name, c := range map[string][2]attr.Value{
 		"start_time": {got.StartTime, types.StringValue("2026-03-01T03:00:00Z")},
-		"state":      {got.State, types.StringValue("Disabled")},
+		"state":      {got.State, enumOf("Disabled")},
 		"uri":        {got.Action.Request.URI, types.StringValue("http://b/")},
-		"frequency":  {got.Recurrence.Frequency, types.StringValue("Hour")},
+		"frequency":  {got.Recurrence.Frequency, enumOf("Hour")},
 		"interval":   {got.Recurrence.Interval, types.Int64Value(2)},
 	} {
 		if !c[0].Equal(c[1]) {
@@ -164,9 +164,9 @@ func TestImportTakesTheAnswer(t *testing.T) {
 func TestJobFromWireShowsAddedParts(t *testing.T) {
 	id := client.JobID{CollectionID: client.CollectionID{Subscription: "s", ResourceGroup: "rg", Name: "jc"}, Name: "j"}
 	prior := &jobModel{
-		State: types.StringValue("Enabled"),
-		Action: &actionModel{Type: types.StringValue("Http"), Request: &requestModel{
-			URI: types.StringValue("http://a/"), Method: types.StringValue("GET"), Body: types.StringValue(""), Headers: types.MapNull(types.StringType),
+		State: enumOf("Enabled"),
+		Action: &actionModel{Type: enumOf("Http"), Request: &requestModel{
+			URI: types.StringValue("http://a/"), Method: enumOf("GET"), Body: types.StringValue(""), Headers: types.MapNull(types.StringType),
 		}},
 	}
 	api := &wire.JobDefinition{Properties: &wire.JobProperties{

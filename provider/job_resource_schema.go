@@ -63,7 +63,8 @@ func jobSchema() schema.Schema {
 				Computed:            true,
 				Default:             stringdefault.StaticString(jobdef.StateEnabled),
 				MarkdownDescription: "`Enabled` or `Disabled` (any case); default `Enabled`. The live state, which may also be `Completed` or `Faulted`, is `status.state`.",
-				PlanModifiers:       []planmodifier.String{sameEnumPlan},
+				CustomType:          enumType{},
+				PlanModifiers:       []planmodifier.String{samePlan{enumType{}}},
 				Validators:          []validator.String{stringvalidator.OneOfCaseInsensitive(jobWritableStates...)},
 			},
 			"recurrence_description": schema.StringAttribute{
@@ -122,7 +123,8 @@ func actionTypeAttribute() schema.StringAttribute {
 		Optional:            true,
 		MarkdownDescription: "Required. `Http`, `Https` (the URI's scheme must match), `StorageQueue`, `ServiceBusQueue` or `ServiceBusTopic` (any case). Exactly the block of the type is set: `request`, `queue_message`, `service_bus_queue_message` or `service_bus_topic_message`.",
 		Validators:          []validator.String{stringvalidator.OneOfCaseInsensitive(actionTypes...)},
-		PlanModifiers:       []planmodifier.String{sameEnumPlan},
+		CustomType:          enumType{},
+		PlanModifiers:       []planmodifier.String{samePlan{enumType{}}},
 	}
 }
 
@@ -156,7 +158,8 @@ func requestBlock() schema.SingleNestedBlock {
 				Optional:            true,
 				MarkdownDescription: "Required. HTTP method: `GET`, `HEAD`, `POST`, `PUT`, `PATCH`, `DELETE` or `OPTIONS` (any case).",
 				Validators:          []validator.String{stringvalidator.OneOfCaseInsensitive(httpMethods...)},
-				PlanModifiers:       []planmodifier.String{sameEnumPlan},
+				CustomType:          enumType{},
+				PlanModifiers:       []planmodifier.String{samePlan{enumType{}}},
 			},
 			"body": schema.StringAttribute{
 				Optional:            true,
@@ -200,14 +203,16 @@ func retryPolicyBlock() schema.SingleNestedBlock {
 			"retry_type": schema.StringAttribute{
 				Optional:            true,
 				Computed:            true, // null unless set, or the default as the API holds it (defaultPlan)
-				PlanModifiers:       []planmodifier.String{sameEnumPlan, defaultEnum(retry.Fixed.String())},
+				CustomType:          enumType{},
+				PlanModifiers:       []planmodifier.String{samePlan{enumType{}}, defaultEnum(retry.Fixed.String())},
 				MarkdownDescription: "`None`, `Fixed` or `Exponential` (any case); default `Fixed`. `Exponential` waits `retry_interval` before the first retry and twice the previous delay before each further one, at most `max_retry_interval`, with up to ±20 % jitter.",
 				Validators:          []validator.String{stringvalidator.OneOfCaseInsensitive(retryTypes...)},
 			},
 			"retry_interval": schema.StringAttribute{
 				Optional:            true,
 				Computed:            true,
-				PlanModifiers:       []planmodifier.String{sameDurationPlan, defaultDuration(retry.DefaultInterval)},
+				CustomType:          durationType{},
+				PlanModifiers:       []planmodifier.String{samePlan{durationType{}}, defaultDuration(retry.DefaultInterval)},
 				MarkdownDescription: "ISO 8601 duration (`PT1M`) or `hh:mm:ss`, from 15 seconds to 18 months; default 30 seconds.",
 			},
 			"retry_count": schema.Int64Attribute{
@@ -219,7 +224,8 @@ func retryPolicyBlock() schema.SingleNestedBlock {
 			"max_retry_interval": schema.StringAttribute{
 				Optional:            true,
 				Computed:            true,
-				PlanModifiers:       []planmodifier.String{sameDurationPlan, defaultDuration(retry.DefaultMaxRetryInterval)},
+				CustomType:          durationType{},
+				PlanModifiers:       []planmodifier.String{samePlan{durationType{}}, defaultDuration(retry.DefaultMaxRetryInterval)},
 				MarkdownDescription: "`Exponential` only: the longest delay between retries, an ISO 8601 duration not below `retry_interval`; default `PT1H`.",
 			},
 		},
@@ -237,7 +243,8 @@ func recurrenceBlock() schema.SingleNestedBlock {
 				Optional:            true,
 				MarkdownDescription: "Required. `Minute`, `Hour`, `Day`, `Week` or `Month` (any case).",
 				Validators:          []validator.String{stringvalidator.OneOfCaseInsensitive(frequencies...)},
-				PlanModifiers:       []planmodifier.String{sameEnumPlan},
+				CustomType:          enumType{},
+				PlanModifiers:       []planmodifier.String{samePlan{enumType{}}},
 			},
 			"interval": schema.Int64Attribute{
 				Optional:            true,
@@ -290,7 +297,8 @@ func recurrenceBlock() schema.SingleNestedBlock {
 								"day": schema.StringAttribute{
 									Required:            true,
 									MarkdownDescription: "Day name (any case).",
-									PlanModifiers:       []planmodifier.String{sameEnumPlan},
+									CustomType:          enumType{},
+									PlanModifiers:       []planmodifier.String{samePlan{enumType{}}},
 								},
 								"occurrence": schema.Int64Attribute{
 									Optional:            true,

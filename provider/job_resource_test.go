@@ -1436,7 +1436,7 @@ func monthlyJob() *jobModel {
 	m := benchJob()
 	m.StartTime = types.StringValue("2026-02-01T10:00:00Z")
 	m.Recurrence = &recurrenceModel{
-		Frequency: types.StringValue("month"), Interval: types.Int64Null(), Count: types.Int64Null(),
+		Frequency: enumOf("month"), Interval: types.Int64Null(), Count: types.Int64Null(),
 		EndTime: types.StringValue("2026-01-01"), TimeZone: types.StringNull(),
 		Schedule: &scheduleModel{
 			Minutes: ints(types.Int64Value(60)), Hours: types.ListNull(types.Int64Type),
@@ -1478,7 +1478,7 @@ func TestValidateJobSkipsWhatDependsOnUnknownValues(t *testing.T) {
 			"recurrence.end_time | recurrence.end_time: 2026-01-01T00:00:00Z is before start_time 2026-02-01T10:00:00Z",
 			"recurrence.schedule.minutes[0] | recurrence.schedule.minutes[0]: 60 is outside 0..59",
 		}},
-		{"unknown frequency: the whole schedule waits", func(m *jobModel) { m.Recurrence.Frequency = types.StringUnknown() }, nil},
+		{"unknown frequency: the whole schedule waits", func(m *jobModel) { m.Recurrence.Frequency = enumValue{types.StringUnknown()} }, nil},
 		{"unknown uri: the schedule is still checked", func(m *jobModel) { m.Action.Request.URI = types.StringUnknown() }, []string{
 			"recurrence.end_time | recurrence.end_time: 2026-01-01T00:00:00Z is before start_time 2026-02-01T10:00:00Z",
 			"recurrence.schedule.minutes[0] | recurrence.schedule.minutes[0]: 60 is outside 0..59",
@@ -1532,18 +1532,18 @@ func sortedLines(s string) string {
 func benchJob() *jobModel {
 	return &jobModel{
 		StartTime: types.StringValue("2030-01-01T00:00:00"),
-		State:     types.StringValue("Enabled"),
+		State:     enumOf("Enabled"),
 		Action: &actionModel{
-			Type: types.StringValue("Https"),
+			Type: enumOf("Https"),
 			Request: &requestModel{
-				URI: types.StringValue("https://example.com/hooks/1"), Method: types.StringValue("POST"),
+				URI: types.StringValue("https://example.com/hooks/1"), Method: enumOf("POST"),
 				Body:    types.StringValue(`{"job":1}`),
 				Headers: types.MapValueMust(types.StringType, map[string]attr.Value{"Content-Type": types.StringValue("application/json")}),
 			},
-			RetryPolicy: &retryPolicyModel{RetryType: types.StringValue("Fixed"), RetryInterval: types.StringValue("PT1M"), RetryCount: types.Int64Value(3)},
+			RetryPolicy: &retryPolicyModel{RetryType: enumOf("Fixed"), RetryInterval: durationOf("PT1M"), RetryCount: types.Int64Value(3)},
 		},
 		Recurrence: &recurrenceModel{
-			Frequency: types.StringValue("Week"), Interval: types.Int64Null(), Count: types.Int64Null(), EndTime: types.StringNull(),
+			Frequency: enumOf("Week"), Interval: types.Int64Null(), Count: types.Int64Null(), EndTime: types.StringNull(),
 			TimeZone: types.StringValue("Europe/Berlin"),
 			Schedule: &scheduleModel{
 				WeekDays:  types.ListValueMust(types.StringType, []attr.Value{types.StringValue("Monday"), types.StringValue("Wednesday"), types.StringValue("Friday")}),

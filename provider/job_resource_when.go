@@ -214,7 +214,7 @@ func (r *jobResource) checkResumeAt(ctx context.Context, req resource.ModifyPlan
 	if req.Plan.GetAttribute(ctx, path.Root("resume_at"), &planned).HasError() || !known(planned) {
 		return
 	}
-	var jobState types.String
+	var jobState enumValue
 	if req.Plan.GetAttribute(ctx, path.Root("state"), &jobState).HasError() || jobState.IsUnknown() {
 		return
 	}
@@ -261,6 +261,6 @@ func sendEndedPause(plan, prior *jobModel, now time.Time) (jobModel, bool) {
 		return *plan, false
 	}
 	send := *plan
-	send.State, send.ResumeAt = types.StringValue(jobdef.StateEnabled), types.StringNull()
+	send.State, send.ResumeAt = enumOf(jobdef.StateEnabled), types.StringNull()
 	return send, true
 }

@@ -719,7 +719,7 @@ func TestAccJob_whenPlanAgreesWithTheAPI(t *testing.T) {
 			m.Misfire = &misfireModel{Policy: types.StringNull(), Threshold: types.StringValue("soon")}
 		}},
 		{"jitter of a period", func(m *jobModel) {
-			m.Recurrence.Frequency, m.Recurrence.Jitter = types.StringValue("Hour"), types.StringValue("PT1H")
+			m.Recurrence.Frequency, m.Recurrence.Jitter = enumOf("Hour"), types.StringValue("PT1H")
 		}},
 		{"jitter over 12 hours", func(m *jobModel) { m.Recurrence.Jitter = types.StringValue("PT12H1S") }},
 		{"dates", func(m *jobModel) { m.Recurrence.ExcludeDates = strs("2040-12-25", "2040-02-30", "2040-12-25") }},

@@ -33,9 +33,9 @@ func strs(ss ...string) types.List {
 func whenJob() *jobModel {
 	m := benchJob()
 	m.StartTime = types.StringValue("2040-12-23T00:00:00")
-	m.State = types.StringValue("disabled")
+	m.State = enumOf("disabled")
 	m.Recurrence = &recurrenceModel{
-		Frequency: types.StringValue("day"), Interval: types.Int64Null(), Count: types.Int64Value(4), EndTime: types.StringNull(),
+		Frequency: enumOf("day"), Interval: types.Int64Null(), Count: types.Int64Value(4), EndTime: types.StringNull(),
 		TimeZone: types.StringValue("Europe/Berlin"),
 		Jitter:   types.StringValue("PT5M"), ExcludeDates: strs("2040-12-25", "2040-12-26"),
 	}
@@ -92,7 +92,7 @@ func TestWhenAtPlanTime(t *testing.T) {
 			m.Misfire = &misfireModel{Policy: types.StringNull(), Threshold: types.StringValue("soon")}
 		}, []string{`misfire.threshold | misfire.threshold: "soon" is not an ISO 8601 duration such as PT60S`}},
 		{"jitter of a whole period", func(m *jobModel) {
-			m.Recurrence.Frequency, m.Recurrence.Interval, m.Recurrence.Jitter = types.StringValue("minute"), types.Int64Value(5), types.StringValue("PT5M")
+			m.Recurrence.Frequency, m.Recurrence.Interval, m.Recurrence.Jitter = enumOf("minute"), types.Int64Value(5), types.StringValue("PT5M")
 		}, []string{"recurrence.jitter | recurrence.jitter: 5m0s is not less than the rule's shortest period between two executions, 5m0s"}},
 		{"jitter over PT12H", func(m *jobModel) { m.Recurrence.Jitter = types.StringValue("P1D") }, []string{
 			"recurrence.jitter | recurrence.jitter: P1D is more than PT12H",

@@ -19,11 +19,16 @@ import (
 // is no perpetual diff), keeps unset optional attributes unset (so server defaults are no diff),
 // and takes the answer otherwise (so drift shows). fresh means there is no prior value at all
 // (import): then the answer is taken as it is.
+//
+// Enums and durations are values of their own types (semantic.go: enumType, durationType), whose
+// semantic equality the framework applies too; what is left here are the equalities that need
+// more than the two values (an instant read in the job's zone) or are not the user's spelling
+// of an enum (ARM names, lists and maps compared as sets).
 
 // sameString is exact equality.
 func sameString(a, b string) bool { return a == b }
 
-// sameFold is case-insensitive equality, for enums.
+// sameFold is case-insensitive equality: enums (enumType) and ARM names.
 var sameFold = strings.EqualFold
 
 // sameInstant returns an equality on ISO 8601 times: both denote the same instant, reading a time
@@ -171,8 +176,15 @@ func keepStringMap(ctx context.Context, prior types.Map, api map[string]string, 
 	return m
 }
 
-// strPtr/intPtr turn known, non-null values into wire values ("" and nil for null or unknown).
-func str(v types.String) string {
+// stringish is a string value of any string type (types.String, enumValue, durationValue).
+type stringish interface {
+	IsNull() bool
+	IsUnknown() bool
+	ValueString() string
+}
+
+// str/intPtr turn known, non-null values into wire values ("" and nil for null or unknown).
+func str(v stringish) string {
 	if v.IsNull() || v.IsUnknown() {
 		return ""
 	}
