@@ -24,22 +24,35 @@ import (
 	"github.com/schedulerhq/terraform-provider-scheduler/internal/wire"
 )
 
-func collectionConfig(name, sku, state string, maxJobs int, freq string) string {
-	return fmt.Sprintf(`
+// collectionConfigHCL is a collection with its sku, state, job count and fastest recurrence
+// as variables (collectionVars).
+const collectionConfigHCL = `
+variable "name" { type = string }
+variable "sku" { type = string }
+variable "state" { type = string }
+variable "max_jobs" { type = number }
+variable "frequency" { type = string }
+
 resource "scheduler_job_collection" "test" {
-  name  = %q
-  sku   = %q
-  state = %q
+  name  = var.name
+  sku   = var.sku
+  state = var.state
   quota {
-    max_job_count = %d
+    max_job_count = var.max_jobs
     max_recurrence {
-      frequency = %q
+      frequency = var.frequency
       interval  = 1
     }
   }
   tags = { team = "ops" }
 }
-`, name, sku, state, maxJobs, freq)
+`
+
+func collectionVars(name, sku, state string, maxJobs int, freq string) config.Variables {
+	return config.Variables{
+		"name": config.StringVariable(name), "sku": config.StringVariable(sku), "state": config.StringVariable(state),
+		"max_jobs": config.IntegerVariable(maxJobs), "frequency": config.StringVariable(freq),
+	}
 }
 
 func TestAccJobCollection_lifecycle(t *testing.T) {
@@ -51,7 +64,8 @@ func TestAccJobCollection_lifecycle(t *testing.T) {
 		CheckDestroy:             checkCollectionDestroyed(t, id),
 		Steps: []resource.TestStep{
 			{ // create, with enums in lower case: kept as written, no diff afterwards
-				Config: collectionConfig(name, "standard", "enabled", 10, "minute"),
+				Config:          collectionConfigHCL,
+				ConfigVariables: collectionVars(name, "standard", "enabled", 10, "minute"),
 				ConfigStateChecks: []statecheck.StateCheck{
 					statecheck.ExpectKnownValue(addr, tfjsonpath.New("id"), knownvalue.StringExact(id.String())),
 					statecheck.ExpectKnownValue(addr, tfjsonpath.New("sku"), knownvalue.StringExact("standard")),
@@ -68,7 +82,8 @@ func TestAccJobCollection_lifecycle(t *testing.T) {
 				Check: checkCollection(t, id, "Standard", "Enabled", 10),
 			},
 			{ // update in place
-				Config: collectionConfig(name, "P10Premium", "Disabled", 20, "Minute"),
+				Config:          collectionConfigHCL,
+				ConfigVariables: collectionVars(name, "P10Premium", "Disabled", 20, "Minute"),
 				ConfigPlanChecks: resource.ConfigPlanChecks{
 					PreApply:             []plancheck.PlanCheck{plancheck.ExpectResourceAction(addr, plancheck.ResourceActionUpdate)},
 					PostApplyPostRefresh: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()},
@@ -76,6 +91,8 @@ func TestAccJobCollection_lifecycle(t *testing.T) {
 				Check: checkCollection(t, id, "P10Premium", "Disabled", 20),
 			},
 			{ // import by ARM id
+				Config:            collectionConfigHCL,
+				ConfigVariables:   collectionVars(name, "P10Premium", "Disabled", 20, "Minute"),
 				ResourceName:      addr,
 				ImportState:       true,
 				ImportStateId:     id.String(),
@@ -87,7 +104,8 @@ func TestAccJobCollection_lifecycle(t *testing.T) {
 						t.Fatalf("delete outside Terraform: %v", err)
 					}
 				},
-				Config: collectionConfig(name, "P10Premium", "Disabled", 20, "Minute"),
+				Config:          collectionConfigHCL,
+				ConfigVariables: collectionVars(name, "P10Premium", "Disabled", 20, "Minute"),
 				ConfigPlanChecks: resource.ConfigPlanChecks{
 					PreApply:             []plancheck.PlanCheck{plancheck.ExpectResourceAction(addr, plancheck.ResourceActionCreate)},
 					PostApplyPostRefresh: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()},

@@ -22,6 +22,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
 	"github.com/hashicorp/terraform-plugin-go/tftypes"
+	"github.com/hashicorp/terraform-plugin-testing/config"
 	"github.com/hashicorp/terraform-plugin-testing/helper/acctest"
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
 	"github.com/hashicorp/terraform-plugin-testing/knownvalue"
@@ -38,50 +39,70 @@ import (
 
 // jobConfig is a collection and a weekly job written the way users write: enums in lower case,
 // times without offset in the job's time zone, a date alone as end time, a time span as retry
-// interval, a Basic password (write-only in the API).
+// interval, a Basic password (write-only in the API). Its fields are the variables of
+// jobConfigHCL (vars).
 type jobConfig struct {
 	Collection, Name              string
 	Type, URI, Method, HeaderName string
 	Password                      string
 	StartTime, EndTime            string
 	Frequency, RetryInterval      string
-	Hours                         string
-	WeekDays                      string
+	Hours                         []int
+	WeekDays                      []string
 	State, RetryType, ErrorType   string
 }
 
-func (c jobConfig) String() string {
-	return fmt.Sprintf(`
+const jobConfigHCL = `
+variable "collection" { type = string }
+variable "name" { type = string }
+variable "start_time" { type = string }
+variable "state" { type = string }
+variable "type" { type = string }
+variable "uri" { type = string }
+variable "method" { type = string }
+variable "header_name" { type = string }
+variable "password" {
+  type      = string
+  sensitive = true
+}
+variable "retry_type" { type = string }
+variable "retry_interval" { type = string }
+variable "error_type" { type = string }
+variable "frequency" { type = string }
+variable "end_time" { type = string }
+variable "week_days" { type = list(string) }
+variable "hours" { type = list(number) }
+
 resource "scheduler_job_collection" "test" {
-  name = %q
+  name = var.collection
 }
 
 resource "scheduler_job" "test" {
   job_collection_id = scheduler_job_collection.test.id
-  name              = %q
-  start_time        = %q
-  state             = %q
+  name              = var.name
+  start_time        = var.start_time
+  state             = var.state
   action {
-    type = %q
+    type = var.type
     request {
-      uri     = %q
-      method  = %q
+      uri     = var.uri
+      method  = var.method
       body    = "{\"olderThanDays\":30}"
-      headers = { %q = "application/json" }
+      headers = { (var.header_name) = "application/json" }
       authentication {
         basic {
           username = "ops"
-          password = %q
+          password = var.password
         }
       }
     }
     retry_policy {
-      retry_type     = %q
-      retry_interval = %q
+      retry_type     = var.retry_type
+      retry_interval = var.retry_interval
       retry_count    = 3
     }
     error_action {
-      type = %q
+      type = var.error_type
       request {
         uri    = "http://example.com/notify"
         method = "POST"
@@ -89,17 +110,37 @@ resource "scheduler_job" "test" {
     }
   }
   recurrence {
-    frequency = %q
-    end_time  = %q
+    frequency = var.frequency
+    end_time  = var.end_time
     time_zone = "Europe/Berlin"
     schedule {
-      week_days = %s
-      hours     = %s
+      week_days = var.week_days
+      hours     = var.hours
       minutes   = [30]
     }
   }
 }
-`, c.Collection, c.Name, c.StartTime, c.State, c.Type, c.URI, c.Method, c.HeaderName, c.Password, c.RetryType, c.RetryInterval, c.ErrorType, c.Frequency, c.EndTime, c.WeekDays, c.Hours)
+`
+
+func (c jobConfig) vars() config.Variables {
+	days := make([]config.Variable, len(c.WeekDays))
+	for i, d := range c.WeekDays {
+		days[i] = config.StringVariable(d)
+	}
+	hours := make([]config.Variable, len(c.Hours))
+	for i, h := range c.Hours {
+		hours[i] = config.IntegerVariable(h)
+	}
+	v := map[string]string{
+		"collection": c.Collection, "name": c.Name, "start_time": c.StartTime, "state": c.State, "type": c.Type, "uri": c.URI,
+		"method": c.Method, "header_name": c.HeaderName, "password": c.Password, "retry_type": c.RetryType,
+		"retry_interval": c.RetryInterval, "error_type": c.ErrorType, "frequency": c.Frequency, "end_time": c.EndTime,
+	}
+	out := config.Variables{"week_days": config.ListVariable(days...), "hours": config.ListVariable(hours...)}
+	for k, s := range v {
+		out[k] = config.StringVariable(s)
+	}
+	return out
 }
 
 func TestAccJob_lifecycle(t *testing.T) {
@@ -112,18 +153,18 @@ func TestAccJob_lifecycle(t *testing.T) {
 		Password:  "s3cret-1",
 		StartTime: "2030-01-01T09:00:00", EndTime: "2031-01-01",
 		Frequency: "week", RetryInterval: "00:01:00",
-		WeekDays: `["monday", "FRIDAY"]`, Hours: "[22, 9]",
+		WeekDays: []string{"monday", "FRIDAY"}, Hours: []int{22, 9},
 		State: "enabled", RetryType: "fixed", ErrorType: "http",
 	}
 	updated := cfg
-	updated.Hours, updated.Method = "[10]", "put"
+	updated.Hours, updated.Method = []int{10}, "put"
 	newSecret := updated
 	newSecret.Password = "s3cret-2"
 	// The same job in Azure's spelling, as the daemon answers: what an import reads.
 	canonical := newSecret
 	canonical.Type, canonical.Method, canonical.HeaderName = "Https", "PUT", "Content-Type"
 	canonical.StartTime, canonical.EndTime = "2030-01-01T09:00:00+01:00", "2031-01-01T00:00:00+01:00"
-	canonical.Frequency, canonical.WeekDays, canonical.RetryInterval = "Week", `["Monday", "Friday"]`, "PT1M"
+	canonical.Frequency, canonical.WeekDays, canonical.RetryInterval = "Week", []string{"Monday", "Friday"}, "PT1M"
 	canonical.State, canonical.RetryType, canonical.ErrorType = "Enabled", "Fixed", "Http"
 
 	resource.Test(t, resource.TestCase{
@@ -131,7 +172,8 @@ func TestAccJob_lifecycle(t *testing.T) {
 		CheckDestroy:             checkJobDestroyed(t, id),
 		Steps: []resource.TestStep{
 			{
-				Config: cfg.String(),
+				Config:          jobConfigHCL,
+				ConfigVariables: cfg.vars(),
 				ConfigStateChecks: []statecheck.StateCheck{
 					statecheck.ExpectKnownValue(addr, tfjsonpath.New("id"), knownvalue.StringExact(id.String())),
 					statecheck.ExpectKnownValue(addr, tfjsonpath.New("start_time"), knownvalue.StringExact("2030-01-01T09:00:00")),
@@ -165,7 +207,8 @@ func TestAccJob_lifecycle(t *testing.T) {
 				}),
 			},
 			{ // a schedule change is an update in place, and the next execution follows it
-				Config: updated.String(),
+				Config:          jobConfigHCL,
+				ConfigVariables: updated.vars(),
 				ConfigPlanChecks: resource.ConfigPlanChecks{
 					PreApply:             []plancheck.PlanCheck{plancheck.ExpectResourceAction(addr, plancheck.ResourceActionUpdate)},
 					PostApplyPostRefresh: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()},
@@ -181,7 +224,8 @@ func TestAccJob_lifecycle(t *testing.T) {
 				}),
 			},
 			{ // the API never returns the password, yet changing it is detected and applied
-				Config: newSecret.String(),
+				Config:          jobConfigHCL,
+				ConfigVariables: newSecret.vars(),
 				ConfigPlanChecks: resource.ConfigPlanChecks{
 					PreApply:             []plancheck.PlanCheck{plancheck.ExpectResourceAction(addr, plancheck.ResourceActionUpdate)},
 					PostApplyPostRefresh: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()},
@@ -192,12 +236,15 @@ func TestAccJob_lifecycle(t *testing.T) {
 				},
 			},
 			{ // the same job in Azure's spelling: an update, and then import reads exactly it
-				Config: canonical.String(),
+				Config:          jobConfigHCL,
+				ConfigVariables: canonical.vars(),
 				ConfigPlanChecks: resource.ConfigPlanChecks{
 					PostApplyPostRefresh: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()},
 				},
 			},
 			{
+				Config:            jobConfigHCL,
+				ConfigVariables:   canonical.vars(),
 				ResourceName:      addr,
 				ImportState:       true,
 				ImportStateId:     id.String(),
@@ -212,7 +259,8 @@ func TestAccJob_lifecycle(t *testing.T) {
 						t.Fatalf("disable outside Terraform: %v", err)
 					}
 				},
-				Config: canonical.String(),
+				Config:          jobConfigHCL,
+				ConfigVariables: canonical.vars(),
 				ConfigPlanChecks: resource.ConfigPlanChecks{
 					PreApply: []plancheck.PlanCheck{
 						plancheck.ExpectResourceAction(addr, plancheck.ResourceActionUpdate),
@@ -233,7 +281,8 @@ func TestAccJob_lifecycle(t *testing.T) {
 						t.Fatalf("delete outside Terraform: %v", err)
 					}
 				},
-				Config: canonical.String(),
+				Config:          jobConfigHCL,
+				ConfigVariables: canonical.vars(),
 				ConfigPlanChecks: resource.ConfigPlanChecks{
 					PreApply:             []plancheck.PlanCheck{plancheck.ExpectResourceAction(addr, plancheck.ResourceActionCreate)},
 					PostApplyPostRefresh: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()},
@@ -246,7 +295,8 @@ func TestAccJob_lifecycle(t *testing.T) {
 						t.Fatalf("delete outside Terraform: %v", err)
 					}
 				},
-				Config: canonical.String(),
+				Config:          jobConfigHCL,
+				ConfigVariables: canonical.vars(),
 				ConfigPlanChecks: resource.ConfigPlanChecks{
 					PreApply: []plancheck.PlanCheck{
 						plancheck.ExpectResourceAction("scheduler_job_collection.test", plancheck.ResourceActionCreate),
