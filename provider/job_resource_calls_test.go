@@ -344,7 +344,8 @@ func TestAccJob_calls(t *testing.T) {
 					return nil
 				}),
 			},
-			{ // the same duration written another way, and the rotation ended: only s2 signs
+			{ // the same duration written another way (the same value: the state keeps PT10S), and the
+				// rotation ended: only s2 signs
 				Config:          callsConfig,
 				ConfigVariables: vars("PT0H0M10S", config.Variables{"secret_wo": config.StringVariable(s2), "secret_wo_version": config.IntegerVariable(2)}),
 				ConfigPlanChecks: resource.ConfigPlanChecks{
@@ -352,7 +353,7 @@ func TestAccJob_calls(t *testing.T) {
 					PostApplyPostRefresh: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()},
 				},
 				ConfigStateChecks: []statecheck.StateCheck{
-					statecheck.ExpectKnownValue("scheduler_job.signed", action("timeout"), knownvalue.StringExact("PT0H0M10S")),
+					statecheck.ExpectKnownValue("scheduler_job.signed", action("timeout"), knownvalue.StringExact("PT10S")),
 					statecheck.ExpectKnownValue("scheduler_job.signed", signing("previous_secret_wo_version"), knownvalue.Null()),
 				},
 				Check: runAndExpect(t, []client.JobID{signed}, got, []string{"/signed s2"}, keys...),

@@ -235,10 +235,18 @@ func TestAccJob_lifecycle(t *testing.T) {
 						knownvalue.StringExact("s3cret-2")),
 				},
 			},
-			{ // the same job in Azure's spelling: an update, and then import reads exactly it
+			{ // the same job in Azure's spelling: the enums and the retry interval are the same values
+				// (the state keeps their first spelling), the times with their offset are an update
 				Config:          jobConfigHCL,
 				ConfigVariables: canonical.vars(),
 				ConfigPlanChecks: resource.ConfigPlanChecks{
+					PreApply: []plancheck.PlanCheck{
+						plancheck.ExpectResourceAction(addr, plancheck.ResourceActionUpdate),
+						plancheck.ExpectKnownValue(addr, tfjsonpath.New("action").AtMapKey("type"), knownvalue.StringExact("https")),
+						plancheck.ExpectKnownValue(addr, tfjsonpath.New("recurrence").AtMapKey("frequency"), knownvalue.StringExact("week")),
+						plancheck.ExpectKnownValue(addr, tfjsonpath.New("action").AtMapKey("retry_policy").AtMapKey("retry_interval"), knownvalue.StringExact("00:01:00")),
+						plancheck.ExpectKnownValue(addr, tfjsonpath.New("start_time"), knownvalue.StringExact("2030-01-01T09:00:00+01:00")),
+					},
 					PostApplyPostRefresh: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()},
 				},
 			},
@@ -249,8 +257,12 @@ func TestAccJob_lifecycle(t *testing.T) {
 				ImportState:       true,
 				ImportStateId:     id.String(),
 				ImportStateVerify: true,
-				// Write-only in the API: an import cannot know them.
-				ImportStateVerifyIgnore: []string{"action.request.authentication.basic.password"},
+				// Write-only in the API: an import cannot know them. An import takes the API's spelling
+				// of the enums and durations, the same values as the state's (no plan: they are
+				// TestAccJob_importPlansCleanForSpellingsAndDefaults's).
+				ImportStateVerifyIgnore: []string{"action.request.authentication.basic.password", "action.type", "action.request.method",
+					"action.retry_policy.retry_type", "action.retry_policy.retry_interval", "action.error_action.type", "recurrence.frequency",
+					"recurrence.schedule.week_days.", "state"},
 			},
 			{ // disabled outside Terraform: planned back to the configured state
 				PreConfig: func() {
