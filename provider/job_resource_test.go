@@ -503,10 +503,25 @@ func testPfx(t *testing.T, cn, password string, notAfter time.Time) (pfx, thumbp
 	return c.PFX(t, password), c.Thumbprint()
 }
 
-func authConfig(coll, pfx, pfxPassword, oauthSecret string) string {
-	return fmt.Sprintf(`
+// authConfigHCL is a collection, a job with a client certificate and one with an OAuth secret
+// (authVars).
+const authConfigHCL = `
+variable "collection" { type = string }
+variable "pfx" {
+  type      = string
+  sensitive = true
+}
+variable "pfx_password" {
+  type      = string
+  sensitive = true
+}
+variable "oauth_secret" {
+  type      = string
+  sensitive = true
+}
+
 resource "scheduler_job_collection" "test" {
-  name = %q
+  name = var.collection
 }
 
 resource "scheduler_job" "cert" {
@@ -520,8 +535,8 @@ resource "scheduler_job" "cert" {
       method = "POST"
       authentication {
         client_certificate {
-          pfx      = %q
-          password = %q
+          pfx      = var.pfx
+          password = var.pfx_password
         }
       }
     }
@@ -545,7 +560,7 @@ resource "scheduler_job" "oauth" {
           tenant    = "contoso.onmicrosoft.com"
           audience  = "https://batch.example.com"
           client_id = "3f2b6c1e-8a5d-4b8e-9b61-2c7f0a9d4e11"
-          secret    = %q
+          secret    = var.oauth_secret
         }
       }
     }
@@ -554,7 +569,11 @@ resource "scheduler_job" "oauth" {
     frequency = "Day"
   }
 }
-`, coll, pfx, pfxPassword, oauthSecret)
+`
+
+func authVars(coll, pfx, pfxPassword, oauthSecret string) config.Variables {
+	return config.Variables{"collection": config.StringVariable(coll), "pfx": config.StringVariable(pfx),
+		"pfx_password": config.StringVariable(pfxPassword), "oauth_secret": config.StringVariable(oauthSecret)}
 }
 
 // Client certificates and OAuth secrets: write-only in the API, kept from the configuration,
@@ -570,7 +589,8 @@ func TestAccJob_authentication(t *testing.T) {
 		ProtoV6ProviderFactories: protoV6Factories(),
 		Steps: []resource.TestStep{
 			{
-				Config: authConfig(coll, pfx1, "pfx-pass-1", "oauth-secret-1"),
+				Config:          authConfigHCL,
+				ConfigVariables: authVars(coll, pfx1, "pfx-pass-1", "oauth-secret-1"),
 				ConfigStateChecks: []statecheck.StateCheck{
 					statecheck.ExpectKnownValue("scheduler_job.cert", certAuth.AtMapKey("certificate_thumbprint"), knownvalue.StringExact(thumb1)),
 					statecheck.ExpectKnownValue("scheduler_job.cert", certAuth.AtMapKey("certificate_subject_name"), knownvalue.StringExact("CN=scheduler-test")),
@@ -584,7 +604,8 @@ func TestAccJob_authentication(t *testing.T) {
 				},
 			},
 			{ // new certificate and new OAuth secret: both updated in place
-				Config: authConfig(coll, pfx2, "pfx-pass-2", "oauth-secret-2"),
+				Config:          authConfigHCL,
+				ConfigVariables: authVars(coll, pfx2, "pfx-pass-2", "oauth-secret-2"),
 				ConfigPlanChecks: resource.ConfigPlanChecks{
 					PreApply: []plancheck.PlanCheck{
 						plancheck.ExpectResourceAction("scheduler_job.cert", plancheck.ResourceActionUpdate),
@@ -599,12 +620,16 @@ func TestAccJob_authentication(t *testing.T) {
 				},
 			},
 			{
+				Config:                  authConfigHCL,
+				ConfigVariables:         authVars(coll, pfx2, "pfx-pass-2", "oauth-secret-2"),
 				ResourceName:            "scheduler_job.cert",
 				ImportState:             true,
 				ImportStateVerify:       true,
 				ImportStateVerifyIgnore: []string{"action.request.authentication.client_certificate.pfx", "action.request.authentication.client_certificate.password"},
 			},
 			{
+				Config:                  authConfigHCL,
+				ConfigVariables:         authVars(coll, pfx2, "pfx-pass-2", "oauth-secret-2"),
 				ResourceName:            "scheduler_job.oauth",
 				ImportState:             true,
 				ImportStateVerify:       true,
@@ -620,9 +645,10 @@ func TestAccJob_planRejectsWrongPfxPassword(t *testing.T) {
 	resource.Test(t, resource.TestCase{
 		ProtoV6ProviderFactories: protoV6Factories(),
 		Steps: []resource.TestStep{{
-			Config:      authConfig(acctest.RandomWithPrefix("jc"), pfx, "wrong", "oauth-secret"),
-			PlanOnly:    true,
-			ExpectError: messageRE("action.request.authentication.client_certificate.pfx: cannot be opened: the password is incorrect"),
+			Config:          authConfigHCL,
+			ConfigVariables: authVars(acctest.RandomWithPrefix("jc"), pfx, "wrong", "oauth-secret"),
+			PlanOnly:        true,
+			ExpectError:     messageRE("action.request.authentication.client_certificate.pfx: cannot be opened: the password is incorrect"),
 		}},
 	})
 }
