@@ -139,11 +139,24 @@ type JobListParams struct {
 // Replace: the same, conditional on ExpectVersion as for collections. MaxJobs > 0 makes a create
 // fail with ErrQuota when the collection already holds that many jobs (checked in the same
 // transaction, so concurrent creates cannot overshoot).
+//
+// A create only (CreateOnly) fails with ErrConflict when the job exists, and a write that
+// expects its collection (ExpectCollection, with ID > 0) fails with ErrConflict unless the
+// collection of the job's key has that ID and Version: together they let a writer that holds
+// a collection it read earlier create a job without reading the collection again, the store
+// refusing when either guess is wrong. Neither writes anything when it fails.
 type JobPutParams struct {
-	Job           Job
-	ExpectVersion int64
-	MaxJobs       int
-	Now           time.Time
+	Job              Job
+	ExpectVersion    int64
+	MaxJobs          int
+	Now              time.Time
+	CreateOnly       bool
+	ExpectCollection CollectionVersion
+}
+
+// CollectionVersion is a collection as of one write: its ID and Version.
+type CollectionVersion struct {
+	ID, Version int64
 }
 
 // ErrQuota is returned by JobPut when MaxJobs would be exceeded.

@@ -28,9 +28,10 @@ import (
 // key, $4 the job's name and $5 its key, $6 properties, $7 state, $8 now, $9..$14 the status,
 // $15 ExpectVersion, $16 MaxJobs, $17 whether an existing job is replaced (false in a group: a
 // replace there would lock a job row, so it is left to run on its own, in its own transaction),
-// $18 the driver's origin, stamped on the change the write records (changes.go).
+// $18 the driver's origin, stamped on the change the write records (changes.go), $19 and $20 the
+// collection's expected ID and version (0: any), $21 whether the write is a create only.
 const jobPutHead = `WITH c AS (
-	SELECT id, subscription, resource_group, name, state, job_count FROM collections
+	SELECT id, subscription, resource_group, name, state, job_count, version FROM collections
 	WHERE sub_key = $1::text AND rg_key = $2::text AND name_key = $3::text `
 
 const jobPutTail = `
@@ -43,6 +44,7 @@ const jobPutTail = `
 		$9::integer, $10::integer, $11::integer, $12::integer, $13::timestamptz, $14::timestamptz,
 		CASE WHEN $7::text IN ` + sqlstore.FinalStates + ` THEN $8::timestamptz END
 	FROM c WHERE $15::bigint = 0 AND NOT EXISTS (SELECT 1 FROM old) AND ($16::integer = 0 OR c.job_count < $16::integer)
+		AND ($19::bigint = 0 OR (c.id = $19::bigint AND c.version = $20::bigint))
 	ON CONFLICT (collection_id, name_key) DO NOTHING
 	RETURNING true AS created, id, name, state, created_at, updated_at, version, execution_count, failure_count,
 		faulted_count, consecutive_faults, last_execution_time, next_execution_time
@@ -52,7 +54,8 @@ const jobPutTail = `
 		consecutive_faults = $12::integer, last_execution_time = $13::timestamptz, next_execution_time = $14::timestamptz,
 		final_at = CASE WHEN $7::text IN ` + sqlstore.FinalStates + ` THEN
 			CASE WHEN j.state IN ` + sqlstore.FinalStates + ` AND j.final_at IS NOT NULL THEN j.final_at ELSE $8::timestamptz END END
-	FROM old WHERE $17::boolean AND j.id = old.id AND ($15::bigint = 0 OR j.version = $15::bigint)
+	FROM old WHERE $17::boolean AND NOT $21::boolean AND j.id = old.id AND ($15::bigint = 0 OR j.version = $15::bigint)
+		AND ($19::bigint = 0 OR EXISTS (SELECT 1 FROM c WHERE c.id = $19::bigint AND c.version = $20::bigint))
 	RETURNING false AS created, j.id, j.name, j.state, j.created_at, j.updated_at, j.version, j.execution_count,
 		j.failure_count, j.faulted_count, j.consecutive_faults, j.last_execution_time, j.next_execution_time
 ), w AS (
@@ -60,7 +63,7 @@ const jobPutTail = `
 ), ch AS (
 	INSERT INTO changes (kind, id, origin) SELECT 'job', w.id, $18::text FROM w
 )
-SELECT c.id, c.subscription, c.resource_group, c.name, c.state, c.job_count, (SELECT version FROM old),
+SELECT c.id, c.subscription, c.resource_group, c.name, c.state, c.job_count, c.version, (SELECT version FROM old),
 	w.created, w.id, w.name, w.state, w.created_at, w.updated_at, w.version, w.execution_count, w.failure_count,
 	w.faulted_count, w.consecutive_faults, w.last_execution_time, w.next_execution_time
 FROM c LEFT JOIN w ON true`
@@ -92,7 +95,8 @@ func (d *Driver) jobPutArgs(p store.JobPutParams, body string, replace bool) []a
 	c := j.Key.CollectionKey
 	return []any{key(c.Subscription), key(c.ResourceGroup), key(c.Name), j.Key.Name, key(j.Key.Name), body, j.State, p.Now,
 		st.ExecutionCount, st.FailureCount, st.FaultedCount, st.ConsecutiveFaults, ts(st.LastExecutionTime), ts(st.NextExecutionTime),
-		max(p.ExpectVersion, 0), int32(min(max(p.MaxJobs, 0), 1<<31-1)), replace, d.origin}
+		max(p.ExpectVersion, 0), int32(min(max(p.MaxJobs, 0), 1<<31-1)), replace, d.origin,
+		p.ExpectCollection.ID, p.ExpectCollection.Version, p.CreateOnly}
 }
 
 // scanPut reads jobPutStatement's answer: the job written and whether it was created, or the
@@ -101,7 +105,7 @@ func (d *Driver) jobPutArgs(p store.JobPutParams, body string, replace bool) []a
 func scanPut(row pgx.Row, p store.JobPutParams, replace bool) (*store.Job, bool, putOutcome, error) {
 	var (
 		j                          store.Job
-		jobs                       int64
+		jobs, cver                 int64
 		oldVersion, id, version    *int64
 		created                    *bool
 		name, state                *string
@@ -109,7 +113,7 @@ func scanPut(row pgx.Row, p store.JobPutParams, replace bool) (*store.Job, bool,
 		last, next                 *time.Time
 		execs, fails, faults, cons *int
 	)
-	err := row.Scan(&j.CollectionID, &j.Key.Subscription, &j.Key.ResourceGroup, &j.Key.CollectionKey.Name, &j.CollectionState, &jobs,
+	err := row.Scan(&j.CollectionID, &j.Key.Subscription, &j.Key.ResourceGroup, &j.Key.CollectionKey.Name, &j.CollectionState, &jobs, &cver,
 		&oldVersion, &created, &id, &name, &state, &createdAt, &updatedAt, &version, &execs, &fails, &faults, &cons, &last, &next)
 	k := p.Job.Key
 	switch {
@@ -123,6 +127,11 @@ func scanPut(row pgx.Row, p store.JobPutParams, replace bool) (*store.Job, bool,
 		j.Status = store.JobStatus{ExecutionCount: *execs, FailureCount: *fails, FaultedCount: *faults, ConsecutiveFaults: *cons,
 			LastExecutionTime: fromTS(last), NextExecutionTime: fromTS(next)}
 		return &j, *created, putDone, nil
+	case p.ExpectCollection.ID > 0 && (p.ExpectCollection.ID != j.CollectionID || p.ExpectCollection.Version != cver):
+		return nil, false, putDone, fmt.Errorf("collection %s: expected %d version %d, found %d version %d: %w",
+			k.CollectionKey.Name, p.ExpectCollection.ID, p.ExpectCollection.Version, j.CollectionID, cver, store.ErrConflict)
+	case oldVersion != nil && p.CreateOnly:
+		return nil, false, putDone, fmt.Errorf("job %s: a create, and the job exists: %w", k.Name, store.ErrConflict)
 	case oldVersion == nil && p.ExpectVersion > 0:
 		return nil, false, putDone, fmt.Errorf("job %s: expected version %d, found none: %w", k.Name, p.ExpectVersion, store.ErrConflict)
 	case oldVersion == nil && p.MaxJobs > 0 && jobs >= int64(p.MaxJobs):

@@ -351,7 +351,7 @@ func jobPutOne(ctx context.Context, lookup, insert, update *sql.Stmt, params sto
 		now              = nanos(params.Now)
 		st               = j.Status
 		collection, name = j.Key.CollectionKey, j.Key.Name
-		cid, jobs        int64
+		cid, jobs, cver  int64
 		id, version      sql.NullInt64
 		oldState         sql.NullString
 		oldFinal         sql.NullInt64
@@ -360,7 +360,7 @@ func jobPutOne(ctx context.Context, lookup, insert, update *sql.Stmt, params sto
 		out              = &store.Job{State: j.State, Version: 1, CreatedAt: fromNanos(now), UpdatedAt: fromNanos(now)}
 	)
 	err := lookup.QueryRowContext(ctx, key(name), key(collection.Subscription), key(collection.ResourceGroup), key(collection.Name)).Scan(
-		&cid, &jobs, &out.Key.Subscription, &out.Key.ResourceGroup, &out.Key.CollectionKey.Name, &out.CollectionState,
+		&cid, &jobs, &cver, &out.Key.Subscription, &out.Key.ResourceGroup, &out.Key.CollectionKey.Name, &out.CollectionState,
 		&id, &version, &oldState, &oldFinal, &oldName, &oldCreated)
 	out.CollectionID, out.Key.Name = cid, name
 	// The status as stored: times to the nanosecond, in UTC.
@@ -371,6 +371,11 @@ func jobPutOne(ctx context.Context, lookup, insert, update *sql.Stmt, params sto
 		return nil, false, fmt.Errorf("collection %s: %w", collection.Name, store.ErrNotFound)
 	case err != nil:
 		return nil, false, err
+	case params.ExpectCollection.ID > 0 && (params.ExpectCollection.ID != cid || params.ExpectCollection.Version != cver):
+		return nil, false, fmt.Errorf("collection %s: expected %d version %d, found %d version %d: %w",
+			collection.Name, params.ExpectCollection.ID, params.ExpectCollection.Version, cid, cver, store.ErrConflict)
+	case id.Valid && params.CreateOnly:
+		return nil, false, fmt.Errorf("job %s: a create, and the job exists: %w", name, store.ErrConflict)
 	case !id.Valid:
 		if params.ExpectVersion > 0 {
 			return nil, false, fmt.Errorf("job %s: expected version %d, found none: %w", name, params.ExpectVersion, store.ErrConflict)
@@ -530,7 +535,7 @@ func (d *Driver) prepareCRUD(ctx context.Context, w, r *sql.DB) error {
 		{&c.collectionByID, w, `SELECT ` + sqlstore.CollectionColumns + ` FROM collections WHERE id = ?`},
 		{&c.collectionDelete, w, `DELETE FROM collections` + sqlstore.WhereCollectionKey},
 		// The collection's ID and job count, and the job's row when it exists, in one lookup.
-		{&c.jobLookup, w, `SELECT c.id, c.job_count, c.subscription, c.resource_group, c.name, c.state,
+		{&c.jobLookup, w, `SELECT c.id, c.job_count, c.version, c.subscription, c.resource_group, c.name, c.state,
 			j.id, j.version, j.state, j.final_at, j.name, j.created_at FROM collections c
 			LEFT JOIN jobs j ON j.collection_id = c.id AND j.name_key = ?
 			WHERE c.sub_key = ? AND c.rg_key = ? AND c.name_key = ?`},

@@ -58,6 +58,65 @@ func testJobPutGetDelete(t *testing.T, d store.Driver) {
 	wantErr(t, "delete again", d.JobDelete(ctx, store.JobDeleteParams{Key: in.Key}), store.ErrNotFound)
 }
 
+// testJobPutExpectations: a create only fails with ErrConflict when the job exists, and a
+// write that expects its collection's ID and version fails with ErrConflict when the collection
+// is another or changed; neither writes anything. Concurrent writes (committed together) each
+// get their own answer.
+func testJobPutExpectations(t *testing.T, d store.Driver) {
+	ctx := t.Context()
+	c := putCollection(t, d, "c", "Enabled")
+	at := store.CollectionVersion{ID: c.ID, Version: c.Version}
+	j, created, err := d.JobPut(ctx, store.JobPutParams{Job: newJob("c", "j", "Enabled", t0), Now: t0, CreateOnly: true, ExpectCollection: at})
+	if err != nil || !created {
+		t.Fatalf("create only at the collection's version: created=%v err=%v", created, err)
+	}
+	_, _, err = d.JobPut(ctx, store.JobPutParams{Job: newJob("c", "J", "Disabled", t0), Now: t0, CreateOnly: true, ExpectCollection: at})
+	wantErr(t, "create only of an existing job", err, store.ErrConflict)
+	equal(t, "unchanged after the refused create", *getJob(t, d, j.ID), *j)
+	for _, wrong := range []store.CollectionVersion{{ID: c.ID, Version: c.Version + 1}, {ID: c.ID + 1000, Version: c.Version}} {
+		_, _, err = d.JobPut(ctx, store.JobPutParams{Job: newJob("c", "k", "Enabled", t0), Now: t0, CreateOnly: true, ExpectCollection: wrong})
+		wantErr(t, fmt.Sprintf("create expecting collection %+v", wrong), err, store.ErrConflict)
+		_, _, err = d.JobPut(ctx, store.JobPutParams{Job: newJob("c", "j", "Disabled", t0), Now: t0, ExpectVersion: 1, ExpectCollection: wrong})
+		wantErr(t, fmt.Sprintf("replace expecting collection %+v", wrong), err, store.ErrConflict)
+	}
+	_, err = d.JobGet(ctx, store.JobGetParams{Key: store.JobKey{CollectionKey: collectionKey("c"), Name: "k"}})
+	wantErr(t, "the refused create wrote nothing", err, store.ErrNotFound)
+	equal(t, "the refused replace wrote nothing", *getJob(t, d, j.ID), *j)
+	j2, created, err := d.JobPut(ctx, store.JobPutParams{Job: newJob("c", "j", "Disabled", t0), Now: t0, ExpectVersion: 1, ExpectCollection: at})
+	if err != nil || created || j2.Version != 2 {
+		t.Fatalf("replace at the collection's version: %+v created=%v err=%v", j2, created, err)
+	}
+
+	// Together: creates at the right version succeed, the others fail, each alone.
+	var wg sync.WaitGroup
+	errs := make([]error, 16)
+	for i := range errs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			exp := at
+			if i%2 == 1 {
+				exp.Version++
+			}
+			_, _, errs[i] = d.JobPut(ctx, store.JobPutParams{Job: newJob("c", fmt.Sprintf("g%02d", i), "Enabled", t0), Now: t0, CreateOnly: true, ExpectCollection: exp})
+		}()
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if i%2 == 0 && err != nil {
+			t.Errorf("create %d at the collection's version: %v", i, err)
+		}
+		if i%2 == 1 && !errors.Is(err, store.ErrConflict) {
+			t.Errorf("create %d at another version: %v, want ErrConflict", i, err)
+		}
+	}
+	n, err := d.JobCount(ctx, store.JobCountParams{Collection: collectionKey("c")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	equal(t, "jobs", n, 9)
+}
+
 func testJobVersion(t *testing.T, d store.Driver) {
 	ctx := t.Context()
 	putCollection(t, d, "c", "Enabled")

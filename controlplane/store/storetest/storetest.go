@@ -41,6 +41,7 @@ var areas = []struct {
 	{"Job", []testCase{
 		{name: "PutGetDelete", fn: testJobPutGetDelete},
 		{name: "Version", fn: testJobVersion},
+		{name: "PutExpectations", fn: testJobPutExpectations},
 		{name: "ListAndCount", fn: testJobListAndCount},
 		{name: "Quota", fn: testJobQuota},
 		{name: "QuotaRace", fn: testJobQuotaRace, serial: true},
