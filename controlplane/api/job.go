@@ -224,83 +224,53 @@ func dropReplacedAuthentication(base *wire.JobProperties, patch map[string]any) 
 // saveJob creates or replaces a job with the properties build returns from the stored job (nil
 // when there is none; a patch requires one): validated, checked against the collection's limits,
 // scheduled from now, secrets sealed. It retries when it loses a race.
+//
+// A PUT in a collection this API knows (knownCollections, unless its last read found the job)
+// is first tried blind: as a create in
+// the collection as last read, without reading anything. The store refuses it when the job
+// exists or the collection changed (JobPutParams.CreateOnly, ExpectCollection), and any answer
+// other than the create's success is not given from a guess either: the PUT then reads the
+// collection and the job and decides again, as it always did.
 func (s *Server) saveJob(w http.ResponseWriter, r *http.Request, rt route, info *reqInfo, patch bool,
 	build func(old *store.Job) (*wire.JobProperties, *apiError),
 ) *apiError {
 	ctx := r.Context()
-	for range writeRetries {
-		coll, old, err := s.store.JobGetWithCollection(ctx, store.JobGetParams{Key: rt.key})
-		if err != nil {
-			return s.storeError(ctx, "job collection "+rt.key.CollectionKey.Name, err)
-		}
-		if old == nil && patch {
-			return notFound("job %s was not found", rt.key.Name)
-		}
-		if old != nil {
-			info.jobID = old.ID
-			if jobstate.Final(old.State) {
-				return conflict("job %s is %s: a %s job cannot be changed, only deleted", rt.key.Name, old.State, old.State)
+	for attempt := range writeRetries + 1 {
+		var (
+			coll *store.Collection
+			old  *store.Job
+		)
+		blind := attempt == 0
+		if blind {
+			if coll = s.collections.blind(rt.key.CollectionKey); coll == nil || patch {
+				continue
 			}
+		} else {
+			var err error
+			coll, old, err = s.store.JobGetWithCollection(ctx, store.JobGetParams{Key: rt.key})
+			if err != nil {
+				if errors.Is(err, store.ErrNotFound) {
+					s.collections.forget(rt.key.CollectionKey)
+				}
+				return s.storeError(ctx, "job collection "+rt.key.CollectionKey.Name, err)
+			}
+			s.collections.read(rt.key.CollectionKey, coll, old != nil)
 		}
-		props, e := build(old)
+		params, rule, limits, e := s.prepareJobWrite(rt, info, coll, old, patch, build)
 		if e != nil {
+			if blind {
+				continue
+			}
 			return e
 		}
-		jobdef.Normalize(props)
-		jobdef.ClearReadOnly(props)
-		now := s.clock.Now()
-		created := now
-		if old != nil {
-			created = old.CreatedAt
-		}
-		rule, ps := jobdef.Validate(props, created)
-		if len(ps) == 0 {
-			var stored string
-			if old != nil {
-				stored = old.Properties.ResumeAt
-			}
-			ps = jobdef.CheckResumeAt(props, stored, now)
-		}
-		if len(ps) > 0 {
-			return invalid(ps, "properties.")
-		}
-		limits := jobdef.CollectionLimits(&coll.Properties)
-		var status store.JobStatus
-		if old != nil {
-			status = old.Status
-		}
-		if v := jobdef.CheckLimits(props, rule, limits, now, status.ExecutionCount); v != nil {
-			return conflict("%s", v.Message)
-		}
-		if err := jobdef.FillCertificates(props); err != nil {
-			return badRequest("properties.action: %v", err)
-		}
-		// startTime and endTime are stored as written (the same rule either way): a client that
-		// asks gets back its own spelling, so that an import plans clean (timesAsWritten).
-		state := props.State
-		if state == "" {
-			state = store.JobStateEnabled
-		}
-		props.State = ""
-		// An occurrence the dispatcher claimed ahead (up to half a second before it is due) is
-		// scheduled again: the change cancels that claim unless its attempt has started, and then
-		// the dispatcher does not run it a second time.
-		status.NextExecutionTime, state = jobstate.FirstRun(rule, state, coll.Properties.State, status.ExecutionCount, now)
-		if err := s.box.SealJob(props, rt.key); err != nil {
-			return &apiError{http.StatusInternalServerError, codeInternal, "sealing the job's secrets failed"}
-		}
-		params := store.JobPutParams{
-			Job: store.Job{Key: rt.key, Properties: *props, State: state, Status: status},
-			Now: now,
-		}
-		if old != nil {
-			params.ExpectVersion = old.Version
-			params.Job.Key = old.Key
-		} else {
-			params.MaxJobs = limits.MaxJobCount
+		if blind {
+			params.CreateOnly = true
+			params.ExpectCollection = store.CollectionVersion{ID: coll.ID, Version: coll.Version}
 		}
 		stored, isNew, err := s.store.JobPut(ctx, params)
 		switch {
+		case blind && (errors.Is(err, store.ErrConflict) || errors.Is(err, store.ErrNotFound)):
+			continue // the job exists or the collection is not the one known: read them
 		case errors.Is(err, store.ErrConflict):
 			continue
 		case errors.Is(err, store.ErrQuota):
@@ -317,6 +287,82 @@ func (s *Server) saveJob(w http.ResponseWriter, r *http.Request, rt route, info 
 		return s.writeJob(w, r, code, stored, rule)
 	}
 	return conflict("job %s is being changed concurrently; retry", rt.key.Name)
+}
+
+// prepareJobWrite builds the write of a job (saveJob) in collection coll over old (nil: none):
+// the properties build returns, validated, checked against the collection's limits, scheduled
+// from now, secrets sealed.
+func (s *Server) prepareJobWrite(rt route, info *reqInfo, coll *store.Collection, old *store.Job, patch bool,
+	build func(old *store.Job) (*wire.JobProperties, *apiError),
+) (store.JobPutParams, *recurrence.Rule, jobdef.Limits, *apiError) {
+	var params store.JobPutParams
+	limits := jobdef.CollectionLimits(&coll.Properties)
+	if old == nil && patch {
+		return params, nil, limits, notFound("job %s was not found", rt.key.Name)
+	}
+	if old != nil {
+		info.jobID = old.ID
+		if jobstate.Final(old.State) {
+			return params, nil, limits, conflict("job %s is %s: a %s job cannot be changed, only deleted", rt.key.Name, old.State, old.State)
+		}
+	}
+	props, e := build(old)
+	if e != nil {
+		return params, nil, limits, e
+	}
+	jobdef.Normalize(props)
+	jobdef.ClearReadOnly(props)
+	now := s.clock.Now()
+	created := now
+	if old != nil {
+		created = old.CreatedAt
+	}
+	rule, ps := jobdef.Validate(props, created)
+	if len(ps) == 0 {
+		var stored string
+		if old != nil {
+			stored = old.Properties.ResumeAt
+		}
+		ps = jobdef.CheckResumeAt(props, stored, now)
+	}
+	if len(ps) > 0 {
+		return params, nil, limits, invalid(ps, "properties.")
+	}
+	var status store.JobStatus
+	if old != nil {
+		status = old.Status
+	}
+	if v := jobdef.CheckLimits(props, rule, limits, now, status.ExecutionCount); v != nil {
+		return params, nil, limits, conflict("%s", v.Message)
+	}
+	if err := jobdef.FillCertificates(props); err != nil {
+		return params, nil, limits, badRequest("properties.action: %v", err)
+	}
+	// startTime and endTime are stored as written (the same rule either way): a client that
+	// asks gets back its own spelling, so that an import plans clean (timesAsWritten).
+	state := props.State
+	if state == "" {
+		state = store.JobStateEnabled
+	}
+	props.State = ""
+	// An occurrence the dispatcher claimed ahead (up to half a second before it is due) is
+	// scheduled again: the change cancels that claim unless its attempt has started, and then
+	// the dispatcher does not run it a second time.
+	status.NextExecutionTime, state = jobstate.FirstRun(rule, state, coll.Properties.State, status.ExecutionCount, now)
+	if err := s.box.SealJob(props, rt.key); err != nil {
+		return params, nil, limits, &apiError{http.StatusInternalServerError, codeInternal, "sealing the job's secrets failed"}
+	}
+	params = store.JobPutParams{
+		Job: store.Job{Key: rt.key, Properties: *props, State: state, Status: status},
+		Now: now,
+	}
+	if old != nil {
+		params.ExpectVersion = old.Version
+		params.Job.Key = old.Key
+	} else {
+		params.MaxJobs = limits.MaxJobCount
+	}
+	return params, rule, limits, nil
 }
 
 // rescheduleJob recomputes the next execution of a stored job after its collection's state

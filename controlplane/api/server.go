@@ -145,6 +145,8 @@ type Server struct {
 	duration  *prometheus.HistogramVec
 	// handlers are the routes' handlers by kind and method, made once (see handler).
 	handlers map[routeMethod]handlerFunc
+	// collections are the collections last read by job writes (saveJob).
+	collections knownCollections
 }
 
 // New returns a Server.

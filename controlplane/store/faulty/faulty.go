@@ -102,6 +102,14 @@ func (d *Driver) JobGetByID(ctx context.Context, params store.JobGetByIDParams) 
 	return d.Driver.JobGetByID(ctx, params)
 }
 
+// JobPut fails when told to, else writes.
+func (d *Driver) JobPut(ctx context.Context, params store.JobPutParams) (*store.Job, bool, error) {
+	if err := d.check("JobPut"); err != nil {
+		return nil, false, err
+	}
+	return d.Driver.JobPut(ctx, params)
+}
+
 // JobGet fails when told to, else reads.
 func (d *Driver) JobGet(ctx context.Context, params store.JobGetParams) (*store.Job, error) {
 	if err := d.check("JobGet"); err != nil {
