@@ -20,9 +20,9 @@ import (
 // job, with enum values in another case, durations written another way, or defaults the API
 // holds explicitly left out.
 type importCase struct {
-	name                 string
-	action, recurrence   string // JSON of the API's job
-	hclAction, hclOthers string // HCL: the action block's body, and what follows it
+	name                      string
+	action, recurrence, extra string // JSON of the API's job: its action, recurrence and other properties
+	hclAction, hclOthers      string // HCL: the action block's body, and what follows it
 }
 
 var importCases = []importCase{
@@ -122,6 +122,24 @@ var importCases = []importCase{
       retry_interval = "PT30S"
       retry_count    = 5
     }`},
+	{name: "when-extensions",
+		action:     `{"type":"Http","request":{"uri":"http://127.0.0.1:9/when-extensions","method":"GET"}}`,
+		recurrence: `{"frequency":"Hour","jitter":"PT1M"}`,
+		extra:      `"overlap":"Skip","misfire":{"policy":"RunAll","threshold":"PT5M"}`,
+		hclAction: `type = "Http"
+    request {
+      uri    = "http://127.0.0.1:9/when-extensions"
+      method = "GET"
+    }`,
+		hclOthers: `overlap = "skip"
+  misfire {
+    policy    = "runall"
+    threshold = "PT300S"
+  }
+  recurrence {
+    frequency = "Hour"
+    jitter    = "PT60S"
+  }`},
 	{name: "default-state-and-interval",
 		action:     `{"type":"Http","request":{"uri":"http://127.0.0.1:9/default-state-and-interval","method":"GET"}}`,
 		recurrence: `{"frequency":"Day","interval":1}`,
@@ -140,6 +158,9 @@ func (c importCase) job(t *testing.T) *wire.JobDefinition {
 	js := `{"properties":{"startTime":"2030-12-01T07:30:00Z","state":"Enabled","action":` + c.action
 	if c.recurrence != "" {
 		js += `,"recurrence":` + c.recurrence
+	}
+	if c.extra != "" {
+		js += "," + c.extra
 	}
 	var def wire.JobDefinition
 	if err := json.Unmarshal([]byte(js+`}}`), &def); err != nil {
@@ -167,7 +188,8 @@ resource "scheduler_job" %q {
 // state, retry_type), its header names in another case, its durations in another form (timeout,
 // retry_interval, max_retry_interval), or leaves out what the API holds equal to its default
 // (retry_type Fixed, retry_interval 30 s, retry_count 4, timeout 60 s, max_retry_interval 1 h,
-// state Enabled, interval 1). A step per case: the import, then a plan that must be empty.
+// state Enabled, interval 1), and so for the extensions of when a job runs (overlap, misfire's
+// policy and threshold, jitter). A step per case: the import, then a plan that must be empty.
 func TestAccJob_importPlansCleanForSpellingsAndDefaults(t *testing.T) {
 	coll := acctest.RandomWithPrefix("import")
 	collID := client.CollectionID{Subscription: DefaultSubscriptionID, ResourceGroup: "default", Name: coll}

@@ -10,6 +10,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
 	"github.com/schedulerhq/terraform-provider-scheduler/internal/jobdef"
@@ -34,7 +35,8 @@ type misfireModel struct {
 func whenAttributes() map[string]schema.Attribute {
 	return map[string]schema.Attribute{
 		"overlap": schema.StringAttribute{
-			Optional: true,
+			Optional:      true,
+			PlanModifiers: []planmodifier.String{samePlan{enumType{}}}, // another case plans no change
 			MarkdownDescription: "What happens to an occurrence that falls due while the job's previous execution (its attempts, retries " +
 				"and error action) is unfinished: `" + strings.Join(jobstate.OverlapPolicies, "`, `") + "` (any case). `Allow` " +
 				"(the default, Azure's behaviour) runs it anyway; `Skip` skips it, recording a `Skipped` history entry naming the " +
@@ -60,13 +62,15 @@ func misfireBlock() schema.SingleNestedBlock {
 		MarkdownDescription: "What happens to occurrences missed by more than `threshold` (the daemon was stopped or overloaded). Without it: `RunOnce` with the daemon's threshold.",
 		Attributes: map[string]schema.Attribute{
 			"policy": schema.StringAttribute{
-				Optional: true,
+				Optional:      true,
+				PlanModifiers: []planmodifier.String{samePlan{enumType{}}},
 				MarkdownDescription: "`" + strings.Join(jobstate.MisfirePolicies, "`, `") + "` (any case); default `RunOnce`. " +
 					"`RunOnce` coalesces the missed occurrences into one execution (Azure's rule); `Skip` records them as skipped " +
 					"and runs the next one when due; `RunAll` runs each, oldest first, at most 100.",
 			},
 			"threshold": schema.StringAttribute{
 				Optional:            true,
+				PlanModifiers:       []planmodifier.String{samePlan{durationType{}}},
 				MarkdownDescription: "ISO 8601 duration from `PT1S` to `P7D`: how late an occurrence may start before it counts as missed; default the daemon's (60 seconds).",
 			},
 		},
@@ -77,7 +81,8 @@ func misfireBlock() schema.SingleNestedBlock {
 // scheduler_occurrences data source).
 func whenRecurrenceAttributes(attrs map[string]schema.Attribute) {
 	attrs["jitter"] = schema.StringAttribute{
-		Optional: true,
+		Optional:      true,
+		PlanModifiers: []planmodifier.String{samePlan{durationType{}}},
 		MarkdownDescription: "ISO 8601 duration, at most `PT12H` and less than the rule's shortest period: each occurrence starts at " +
 			"its scheduled time plus an offset in [0, jitter) derived from the job's id and the occurrence, the same on every " +
 			"replica and in every preview (`x-ms-scheduler-expected-execution-time` stays the scheduled time). Spreads jobs that share an instant.",
