@@ -10,6 +10,7 @@ import (
 
 	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/dispatch"
 	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/store"
+	"github.com/schedulerhq/terraform-provider-scheduler/internal/jobstate"
 	"github.com/schedulerhq/terraform-provider-scheduler/internal/wire"
 )
 
@@ -183,4 +184,60 @@ func TestBackfillCarriesOnAfterARestart(t *testing.T) {
 	equal(t, "history entries", len(e.history(j)), 5)
 	equal(t, "unfinished", len(e.unfinished()), 0)
 	equal(t, "execution count", e.job(j.ID).Status.ExecutionCount, 5)
+}
+
+// A backfill meets the job's overlap policy like any execution: an occurrence that falls due
+// while one of the backfill's executions runs is skipped naming its tag (Skip), or waits until
+// the whole backfill has ended and then runs (BufferOne); the backfill itself goes on, in order.
+func TestBackfillMeetsTheOverlapPolicy(t *testing.T) {
+	for _, policy := range []string{jobstate.OverlapSkip, jobstate.OverlapBufferOne} {
+		t.Run(policy, func(t *testing.T) {
+			tg := newTarget(t)
+			release := make(chan struct{})
+			tg.blockPath = map[string]chan struct{}{"/o": release}
+			e := newEnv(t, t0.Add(10*time.Minute+30*time.Second), func(c *dispatch.Config) { c.TargetConcurrency = c.Workers })
+			props := everyMinute(t0)
+			props.Action = httpAction(tg.URL + "/o")
+			props.Overlap = policy
+			j := e.putJob("o", props, store.JobStateEnabled)
+			e.start()
+			if err := e.disp.Backfill(t.Context(), j.ID, []time.Time{t0, at(1), at(2)}); err != nil {
+				t.Fatal(err)
+			}
+			first := tg.next(t)
+			bfTag := first.Header.Get("x-ms-execution-tag")
+			e.clock.Set(at(11)) // the scheduled 09:11 falls due while the backfill's 09:00 runs
+			if policy == jobstate.OverlapSkip {
+				e.waitSkipped(&e.disp.TestSignals, j.ID, at(11))
+			} else if _, err := e.disp.TestSignals.Buffered.Wait(wait, func(b dispatch.Buffered) bool { return b.Scheduled.Equal(at(11)) }); err != nil {
+				t.Fatal(err)
+			}
+			close(release)
+			got := []string{first.Header.Get("x-ms-scheduler-expected-execution-time")}
+			n := 2
+			if policy == jobstate.OverlapBufferOne {
+				n = 3
+			}
+			for range n {
+				got = append(got, tg.next(t).Header.Get("x-ms-scheduler-expected-execution-time"))
+			}
+			for range n + 1 {
+				e.record()
+			}
+			want := []string{"2026-06-01T09:00:00Z", "2026-06-01T09:01:00Z", "2026-06-01T09:02:00Z"}
+			lines := []string{"Completed 09:00", "Completed 09:01", "Completed 09:02", "Skipped 09:11"}
+			if policy == jobstate.OverlapBufferOne {
+				want = append(want, "2026-06-01T09:11:00Z")
+				lines[3] = "Completed 09:11"
+			}
+			equal(t, "requests, in order", got, want)
+			e.quiet(at(12)) // a job with an overlap policy is claimed when due, not ahead
+			hs, skipped := summary(e.history(j))
+			equal(t, "history", hs, lines)
+			if policy == jobstate.OverlapSkip {
+				equal(t, "the skip names the backfill's running execution", skipped, []string{jobstate.OverlapSkippedMessage(policy, bfTag)})
+			}
+			equal(t, "nothing left", len(e.unfinished()), 0)
+		})
+	}
 }
