@@ -1,15 +1,20 @@
 package dispatch_test
 
 import (
+	"context"
 	"errors"
 	"net/http"
 	"net/http/httptest"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/dispatch"
 	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/store"
+	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/store/testdb"
 	"github.com/schedulerhq/terraform-provider-scheduler/internal/jobstate"
 	"github.com/schedulerhq/terraform-provider-scheduler/internal/wire"
 )
@@ -240,4 +245,59 @@ func TestBackfillMeetsTheOverlapPolicy(t *testing.T) {
 			equal(t, "nothing left", len(e.unfinished()), 0)
 		})
 	}
+}
+
+// With replicas (two executors on one PostgreSQL store), a backfill asked of one runs one
+// execution after the other, in order, whichever replica takes each: the record that ends one
+// makes the next due, and an executor takes it.
+func TestBackfillAcrossReplicas(t *testing.T) {
+	st := testdb.Postgres(t)
+	tg := newTarget(t)
+	e := newEnvOn(t, st, t0.Add(5*time.Hour+30*time.Minute), nil)
+	j := e.hourly("r", tg.URL+"/r")
+	ctx, cancel := context.WithCancel(context.Background())
+	var running sync.WaitGroup
+	t.Cleanup(func() {
+		cancel()
+		running.Wait()
+	})
+	var executors []*dispatch.Executor
+	for _, owner := range []string{"a", "b"} {
+		cfg := e.cfg
+		cfg.Owner, cfg.Region, cfg.Lease, cfg.Poll, cfg.Workers, cfg.TargetConcurrency = owner, owner, time.Hour, time.Second, 4, 4
+		cfg.Registerer = prometheus.NewRegistry()
+		x, err := dispatch.NewExecutor(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		executors = append(executors, x)
+		running.Go(func() {
+			if err := x.Run(ctx); err != nil {
+				t.Errorf("Run: %v", err)
+			}
+		})
+	}
+	for !executors[0].Ready() || !executors[1].Ready() {
+		time.Sleep(time.Millisecond)
+	}
+	xs, err := executors[1].Backfill(t.Context(), j.ID, hours(4))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got, tags []string
+	for range 4 {
+		h := tg.next(t)
+		got = append(got, h.Header.Get("x-ms-scheduler-expected-execution-time"))
+		tags = append(tags, h.Header.Get("x-ms-execution-tag"))
+		r := e.record()
+		equal(t, "recorded by the replica that ran it", r.Owner, h.Header.Get("x-ms-scheduler-execution-region"))
+	}
+	equal(t, "expected times, in order", got, []string{"2026-06-01T09:00:00Z", "2026-06-01T10:00:00Z", "2026-06-01T11:00:00Z", "2026-06-01T12:00:00Z"})
+	want := make([]string, len(xs))
+	for i, x := range xs {
+		want[i] = x.Tag
+	}
+	equal(t, "tags, in order", tags, want)
+	equal(t, "history entries", len(e.history(j)), 4)
+	equal(t, "nothing left", len(e.unfinished()), 0)
 }
