@@ -133,7 +133,7 @@ func (c *ExecutionClaim) Special() bool {
 // ExecutionClaimManyParams claims several occurrences in one transaction. Every successful
 // claim increments the job's ExecutionCount, sets its LastExecutionTime to when the attempt
 // starts (the later of Now and the execution's DueAt: an occurrence claimed ahead starts when it
-// is due) and bumps its Version.
+// is due; one the overlap rule buffers leaves it alone until its release) and bumps its Version.
 //
 // Term > 0 fences the claims: they are made only while Term is the leader's term (checked in the
 // same transaction), else the call fails with ErrStaleTerm and claims nothing. Term 0: not fenced
@@ -276,6 +276,9 @@ type AttemptRecordResult struct {
 	Version  int64  // the job's Version after the record
 	Previous int64  // the job's Version before the record
 	// Released is the buffered execution this record released (AttemptRecord.Release), due now.
+	// It starts now: the job's LastExecutionTime becomes Now (a buffered claim left it alone) and
+	// its Version is bumped (State, Version and Previous say so even when the record alone would
+	// not have touched the job).
 	Released *Execution
 }
 

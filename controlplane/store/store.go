@@ -152,6 +152,12 @@ type JobPutParams struct {
 	Now              time.Time
 	CreateOnly       bool
 	ExpectCollection CollectionVersion
+	// Change: the write is a change of the job by its owner (the API's PUT or PATCH of an
+	// existing job). Per jobstate.WaitingOnChange it cancels the job's occurrence waiting
+	// (buffered by the BufferOne overlap policy, DueAt BufferedDueAt) in the write's transaction:
+	// its execution is deleted with no history and the job's ExecutionCount written is one less.
+	// The job returned says so. A write that creates the job has nothing to cancel.
+	Change bool
 }
 
 // CollectionVersion is a collection as of one write: its ID and Version.

@@ -52,7 +52,9 @@ func Claim(rule *recurrence.Rule, due time.Time, executed int, now time.Time, mi
 
 // LastExecutionAt is a job's lastExecutionTime after an occurrence due at dueAt is claimed at
 // now: when its attempt starts, the later of the two (an occurrence claimed ahead starts when it
-// is due). The claim also adds one to the job's executionCount (a cancelled claim takes it back:
+// is due). An occurrence buffered by the BufferOne overlap policy starts when released: its claim
+// leaves lastExecutionTime alone and its release sets it, as LastExecutionAt(release, release).
+// The claim also adds one to the job's executionCount (a cancelled claim takes it back:
 // it did not execute).
 func LastExecutionAt(now, dueAt time.Time) time.Time {
 	if dueAt.After(now) {

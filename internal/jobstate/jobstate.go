@@ -23,7 +23,7 @@
 //     already started; StoredInstant reads back an occurrence kept to the microsecond.
 //   - Overlapping: Overlap is what a due occurrence of a job with an overlap policy leads to
 //     while an execution of the job is unfinished (run, skip recorded as Skipped, buffer) and
-//     BufferedRuns when a buffered one runs; the stores read the rule's inputs in the claim's
+//     BufferedRuns when a buffered one runs (WaitingOnChange: a change cancels it); the stores read the rule's inputs in the claim's
 //     transaction and call it, and their release SQL is BufferedRuns' twin (OverlapTable).
 //   - Attempted: Outcome is what an attempt leads to (finished, retried, error action, faulted)
 //     from its result and its phase's retry policy (RetryPolicy).

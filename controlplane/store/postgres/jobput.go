@@ -12,6 +12,7 @@ import (
 
 	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/store"
 	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/store/sqlstore"
+	"github.com/schedulerhq/terraform-provider-scheduler/internal/jobstate"
 )
 
 // A job write is one statement (jobPutStatement): it reads the collection, locks its row when
@@ -29,7 +30,9 @@ import (
 // $15 ExpectVersion, $16 MaxJobs, $17 whether an existing job is replaced (false in a group: a
 // replace there would lock a job row, so it is left to run on its own, in its own transaction),
 // $18 the driver's origin, stamped on the change the write records (changes.go), $19 and $20 the
-// collection's expected ID and version (0: any), $21 whether the write is a create only.
+// collection's expected ID and version (0: any), $21 whether the write is a create only, $22
+// whether it is a change (store.JobPutParams.Change: a replace cancels the job's occurrence
+// waiting, due at $23, store.BufferedDueAt, and writes its count one less; jobstate.WaitingOnChange).
 const jobPutHead = `WITH c AS (
 	SELECT id, subscription, resource_group, name, state, job_count, version FROM collections
 	WHERE sub_key = $1::text AND rg_key = $2::text AND name_key = $3::text `
@@ -50,7 +53,8 @@ const jobPutTail = `
 		faulted_count, consecutive_faults, last_execution_time, next_execution_time
 ), upd AS (
 	UPDATE jobs j SET properties = $6::text, state = $7::text, updated_at = $8::timestamptz, version = j.version + 1,
-		execution_count = $9::integer, failure_count = $10::integer, faulted_count = $11::integer,
+		execution_count = $9::integer - CASE WHEN $22::boolean THEN (SELECT count(*) FROM executions x
+			WHERE x.job_id = j.id AND x.due_at = $23::timestamptz AND NOT x.backfill) ELSE 0 END, failure_count = $10::integer, faulted_count = $11::integer,
 		consecutive_faults = $12::integer, last_execution_time = $13::timestamptz, next_execution_time = $14::timestamptz,
 		final_at = CASE WHEN $7::text IN ` + sqlstore.FinalStates + ` THEN
 			CASE WHEN j.state IN ` + sqlstore.FinalStates + ` AND j.final_at IS NOT NULL THEN j.final_at ELSE $8::timestamptz END END
@@ -58,6 +62,8 @@ const jobPutTail = `
 		AND ($19::bigint = 0 OR EXISTS (SELECT 1 FROM c WHERE c.id = $19::bigint AND c.version = $20::bigint))
 	RETURNING false AS created, j.id, j.name, j.state, j.created_at, j.updated_at, j.version, j.execution_count,
 		j.failure_count, j.faulted_count, j.consecutive_faults, j.last_execution_time, j.next_execution_time
+), cw AS (
+	DELETE FROM executions e USING upd WHERE $22::boolean AND e.job_id = upd.id AND e.due_at = $23::timestamptz AND NOT e.backfill
 ), w AS (
 	SELECT * FROM ins UNION ALL SELECT * FROM upd
 ), ch AS (
@@ -96,7 +102,7 @@ func (d *Driver) jobPutArgs(p store.JobPutParams, body string, replace bool) []a
 	return []any{key(c.Subscription), key(c.ResourceGroup), key(c.Name), j.Key.Name, key(j.Key.Name), body, j.State, p.Now,
 		st.ExecutionCount, st.FailureCount, st.FaultedCount, st.ConsecutiveFaults, ts(st.LastExecutionTime), ts(st.NextExecutionTime),
 		max(p.ExpectVersion, 0), int32(min(max(p.MaxJobs, 0), 1<<31-1)), replace, d.origin,
-		p.ExpectCollection.ID, p.ExpectCollection.Version, p.CreateOnly}
+		p.ExpectCollection.ID, p.ExpectCollection.Version, p.CreateOnly, jobstate.WaitingOnChange(p.Change), store.BufferedDueAt}
 }
 
 // scanPut reads jobPutStatement's answer: the job written and whether it was created, or the

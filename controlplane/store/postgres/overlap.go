@@ -27,9 +27,10 @@ const (
 	// each saying whether it waits (due at store.BufferedDueAt, $2) and whether it is a
 	// backfill's (waiting, it is not buffered).
 	overlapStateSQL = `SELECT tag, due_at = $2, backfill FROM executions WHERE job_id = $1 ORDER BY id`
-	// claimOneSQL is a scheduled claim of one job (its execution inserted by executionInsertSQL).
+	// claimOneSQL is a scheduled claim of one job (its execution inserted by executionInsertSQL);
+	// $3 NULL (a buffered occurrence, not started) leaves its lastExecutionTime alone.
 	claimOneSQL = `UPDATE jobs j SET next_execution_time = $2, execution_count = j.execution_count + 1,
-		last_execution_time = $3, version = j.version + 1
+		last_execution_time = COALESCE($3, j.last_execution_time), version = j.version + 1
 		WHERE j.id = $1 AND j.version = $4 AND ` + claimableSQL + ` RETURNING j.version, j.execution_count`
 	executionInsertSQL = `INSERT INTO executions (job_id, tag, scheduled, repeat_count, missed, manual, phase, attempt, due_at, claimed_at)
 		VALUES ($1, $2, $3, $4, $5, false, $6, 0, $7, $8) RETURNING id`
@@ -56,6 +57,8 @@ const (
 		AND NOT EXISTS (SELECT 1 FROM executions x WHERE x.job_id = $2 AND x.due_at <> $3)
 		AND EXISTS (SELECT 1 FROM jobs j WHERE j.id = $2 AND ` + claimableSQL + `)
 		RETURNING ` + sqlstore.ExecutionColumns
+	// releasedSQL: the job $2 of a released execution started it at $1 (its lastExecutionTime).
+	releasedSQL = `UPDATE jobs SET last_execution_time = $1, version = version + 1 WHERE id = $2 RETURNING version, state`
 	// dropBufferedSQL cancels the buffered execution of job $1 (due at $2) that releaseSQL did
 	// not release because the job is no longer Claimable, and takes it off the job's
 	// executionCount (it did not execute), as a cancelled claim.
@@ -188,9 +191,10 @@ func claimSpecial(ctx context.Context, tx pgx.Tx, c store.ExecutionClaim, now ti
 		}
 		return store.ExecutionClaimResult{Version: version, Skipped: true}, nil
 	}
-	last := jobstate.LastExecutionAt(now, e.DueAt)
+	last := ts(jobstate.LastExecutionAt(now, e.DueAt))
 	if buffered {
-		e.DueAt, last = store.BufferedDueAt, now
+		// It has not started: the job's lastExecutionTime stays until its release (releasedSQL).
+		e.DueAt, last = store.BufferedDueAt, nil
 	}
 	var version int64
 	err := tx.QueryRow(ctx, claimOneSQL, e.JobID, ts(next), last, c.ExpectVersion).Scan(&version, &e.RepeatCount)
@@ -286,7 +290,11 @@ func releaseAll(ctx context.Context, q querier, now time.Time, records []store.A
 		if err := rows.Err(); err != nil {
 			return fmt.Errorf("release: %w", err)
 		}
-		if out[i].Released == nil {
+		if out[i].Released != nil {
+			if err := released(ctx, q, now, r.JobID, &out[i]); err != nil {
+				return err
+			}
+		} else {
 			rows, err := q.Query(ctx, dropBufferedSQL, r.JobID, store.BufferedDueAt)
 			if err != nil {
 				return fmt.Errorf("release: drop: %w", err)
@@ -297,5 +305,19 @@ func releaseAll(ctx context.Context, q querier, now time.Time, records []store.A
 			}
 		}
 	}
+	return nil
+}
+
+// released sets the lastExecutionTime of the job of an execution released at now (it starts
+// then: jobstate.LastExecutionAt) and says the job's version and state in res.
+func released(ctx context.Context, q querier, now time.Time, jobID int64, res *store.AttemptRecordResult) error {
+	var version int64
+	if err := q.QueryRow(ctx, releasedSQL, jobstate.LastExecutionAt(now, now), jobID).Scan(&version, &res.State); err != nil {
+		return fmt.Errorf("release: job: %w", err)
+	}
+	if res.Version == 0 {
+		res.Previous = version - 1
+	}
+	res.Version = version
 	return nil
 }

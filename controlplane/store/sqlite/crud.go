@@ -322,7 +322,7 @@ func (d *Driver) jobPutBatch(batch []*sqlstore.PutRequest) {
 			if r.Err != nil {
 				continue
 			}
-			r.Out, r.Created, r.Err = jobPutOne(ctx, lookup, insert, update, r.Params, r.Body)
+			r.Out, r.Created, r.Err = jobPutOne(ctx, tx, lookup, insert, update, r.Params, r.Body)
 			if r.Err != nil && !errors.Is(r.Err, store.ErrNotFound) && !errors.Is(r.Err, store.ErrConflict) && !errors.Is(r.Err, store.ErrQuota) {
 				return r.Err
 			}
@@ -341,11 +341,32 @@ func (d *Driver) jobPutBatch(batch []*sqlstore.PutRequest) {
 	batch[0].Out, batch[0].Created, batch[0].Err = nil, false, err
 }
 
+// cancelWaitingSQL cancels job ?1's occurrence waiting (buffered, due at ?2, not a backfill's):
+// a change of the job (store.JobPutParams.Change, jobstate.WaitingOnChange).
+const cancelWaitingSQL = `DELETE FROM executions WHERE job_id = ?1 AND due_at = ?2 AND NOT backfill`
+
+// cancelWaiting is what a write p does to job jobID's waiting occurrence before replacing the
+// job: for a change, it is deleted in tx; it returns how many were (taken off the count written).
+func cancelWaiting(ctx context.Context, tx *sql.Tx, p store.JobPutParams, jobID int64) (int, error) {
+	if !jobstate.WaitingOnChange(p.Change) {
+		return 0, nil
+	}
+	res, err := tx.ExecContext(ctx, cancelWaitingSQL, jobID, nanos(store.BufferedDueAt))
+	if err != nil {
+		return 0, fmt.Errorf("cancel waiting: %w", err)
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return 0, fmt.Errorf("cancel waiting: %w", err)
+	}
+	return int(n), nil
+}
+
 // jobPutOne writes one job in a batch's transaction. It returns store.ErrNotFound,
 // store.ErrConflict or store.ErrQuota (wrapped) before writing anything. The job it returns is
 // built from what the lookup read and what it wrote (the statements return nothing but the new
 // ID): its properties are left to JobPut, the caller's.
-func jobPutOne(ctx context.Context, lookup, insert, update *sql.Stmt, params store.JobPutParams, body string) (*store.Job, bool, error) {
+func jobPutOne(ctx context.Context, tx *sql.Tx, lookup, insert, update *sql.Stmt, params store.JobPutParams, body string) (*store.Job, bool, error) {
 	var (
 		j                = params.Job
 		now              = nanos(params.Now)
@@ -409,6 +430,12 @@ func jobPutOne(ctx context.Context, lookup, insert, update *sql.Stmt, params sto
 		case jobstate.Final(j.State):
 			final = now
 		}
+		cancelled, err := cancelWaiting(ctx, tx, params, id.Int64)
+		if err != nil {
+			return nil, false, err
+		}
+		st.ExecutionCount -= cancelled
+		out.Status.ExecutionCount = st.ExecutionCount
 		if _, err := update.ExecContext(ctx,
 			body, j.State, now, st.ExecutionCount, st.FailureCount, st.FaultedCount, st.ConsecutiveFaults,
 			nanos(st.LastExecutionTime), nanos(st.NextExecutionTime), final, id.Int64); err != nil {

@@ -31,6 +31,16 @@ const skipClaimSQL = `UPDATE jobs SET version = version + 1,
 		WHERE id = ?3 AND version = ?4 AND ` + claimableSQL + `
 		RETURNING version, execution_count`
 
+// claimBufferedSQL is claim.scheduled for an occurrence the overlap rule buffers: it counts, but
+// has not started, so the job's lastExecutionTime is left alone (releasedSQL sets it when it is
+// released, jobstate.LastExecutionAt).
+const claimBufferedSQL = `UPDATE jobs SET next_execution_time = ?, execution_count = execution_count + 1, version = version + 1
+		WHERE id = ? AND version = ? AND ` + claimableSQL + `
+		RETURNING version, execution_count`
+
+// releasedSQL: the job ?2 of a released execution started it at ?1 (its lastExecutionTime).
+const releasedSQL = `UPDATE jobs SET last_execution_time = ?1, version = version + 1 WHERE id = ?2 RETURNING version, state`
+
 // releaseSQL releases the buffered execution of job ?2 (due_at ?3, store.BufferedDueAt, not a
 // backfill's) when no execution of the job is unfinished any more (none that does not wait): it
 // is due at ?1. It is the twin of jobstate.BufferedRuns (storetest's Rule/OverlapRelease pins
@@ -84,15 +94,19 @@ func (d *Driver) claimSpecial(ctx context.Context, tx *sql.Tx, c store.Execution
 	if skip != nil {
 		return d.skipClaim(ctx, tx, c.ExpectVersion, e.JobID, next, skip, now)
 	}
-	last := lastExecutionAt(&e, now)
-	if buffered {
-		e.DueAt, last = store.BufferedDueAt, now
-	}
 	var (
 		version int64
 		count   int
+		row     *sql.Row
 	)
-	err := d.stmt(ctx, tx, "claim.scheduled").QueryRowContext(ctx, nanos(next), last, e.JobID, c.ExpectVersion).Scan(&version, &count)
+	if buffered {
+		// It has not started: the job's lastExecutionTime stays until its release.
+		e.DueAt = store.BufferedDueAt
+		row = tx.QueryRowContext(ctx, claimBufferedSQL, nanos(next), e.JobID, c.ExpectVersion)
+	} else {
+		row = d.stmt(ctx, tx, "claim.scheduled").QueryRowContext(ctx, nanos(next), lastExecutionAt(&e, now), e.JobID, c.ExpectVersion)
+	}
+	err := row.Scan(&version, &count)
 	if errors.Is(err, sql.ErrNoRows) {
 		return d.claimLost(ctx, tx, e.JobID)
 	}
@@ -167,8 +181,29 @@ func (d *Driver) claimLost(ctx context.Context, tx *sql.Tx, jobID int64) (store.
 }
 
 // release releases the buffered execution of a record's job (store.AttemptRecord.Release) when
-// nothing of the job is unfinished: nil when none is released.
-func (d *Driver) release(ctx context.Context, tx *sql.Tx, jobID, now int64) (*store.Execution, error) {
+// nothing of the job is unfinished (res.Released; the job's lastExecutionTime becomes now and
+// res says the job's version and state after it), or cancels it when the job is no longer
+// Claimable.
+func (d *Driver) release(ctx context.Context, tx *sql.Tx, jobID, now int64, res *store.AttemptRecordResult) error {
+	x, err := d.releaseOne(ctx, tx, jobID, now)
+	if err != nil || x == nil {
+		return err
+	}
+	res.Released = x
+	var version int64
+	if err := tx.QueryRowContext(ctx, releasedSQL, nanos(jobstate.LastExecutionAt(fromNanos(now), fromNanos(now))), jobID).Scan(&version, &res.State); err != nil {
+		return fmt.Errorf("release: job: %w", err)
+	}
+	if res.Version == 0 {
+		res.Previous = version - 1
+	}
+	res.Version = version
+	return nil
+}
+
+// releaseOne releases the buffered execution of job jobID, or cancels it: nil when none is
+// released.
+func (d *Driver) releaseOne(ctx context.Context, tx *sql.Tx, jobID, now int64) (*store.Execution, error) {
 	rows, err := tx.QueryContext(ctx, releaseSQL, now, jobID, nanos(store.BufferedDueAt))
 	if err != nil {
 		return nil, fmt.Errorf("release: %w", err)

@@ -186,7 +186,7 @@ func (d *Driver) AttemptRecordMany(ctx context.Context, params store.AttemptReco
 		}
 		for i, r := range params.Records {
 			if r.Release && r.Finished && !r.Cancelled && finished[r.ExecutionID] {
-				if out[i].Released, err = d.release(ctx, tx, r.JobID, now); err != nil {
+				if err := d.release(ctx, tx, r.JobID, now, &out[i]); err != nil {
 					return err
 				}
 			}

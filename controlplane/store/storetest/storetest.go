@@ -110,6 +110,8 @@ var areas = []struct {
 		{name: "Overlap", fn: testRuleOverlap},
 		{name: "OverlapRelease", fn: testRuleOverlapRelease},
 		{name: "OverlapReleaseDisabled", fn: testRuleOverlapReleaseDisabled},
+		{name: "OverlapChange", fn: testRuleOverlapChange},
+		{name: "OverlapLastExecution", fn: testRuleOverlapLastExecution},
 		{name: "OverlapRace", fn: testOverlapRace, serial: true},
 	}},
 	{"ChangeFeed", []testCase{
