@@ -393,8 +393,10 @@ func (r *Replica) elect(ctx context.Context) error {
 		if cur != nil {
 			wait = min(wait, deadline.Add(-margin).Sub(r.cfg.Clock.Now()))
 		}
-		r.TestSignals.Elected.Signal(Elected{At: start, Leading: cur != nil, Wait: max(wait, time.Millisecond)})
+		// The timer first: a test that moves a fake clock as soon as the round is signalled
+		// reaches the next round (a timer made after the move would be due one wait later).
 		t := r.cfg.Clock.NewTimer(max(wait, time.Millisecond))
+		r.TestSignals.Elected.Signal(Elected{At: start, Leading: cur != nil, Wait: max(wait, time.Millisecond)})
 		select {
 		case <-ctx.Done():
 			t.Stop()
