@@ -36,7 +36,7 @@ type previewParams struct {
 
 // preview computes the next executions as the daemon runs them, as RFC 3339 in the rule's zone
 // (with the milliseconds of a jittered start): the rulebook's preview of a job written at now
-// (jobstate.Preview, excluded dates skipped by the engine), each occurrence at its start
+// (jobstate.PreviewRuns, excluded dates skipped by the engine), each occurrence at its start
 // (jobstate.StartAt) when the job is named. Without a job a jittered occurrence is shown at its
 // scheduled time, the start of its window (its offset depends on the job's id).
 // On an invalid rule the error is a wire.Problems with paths relative to the job's properties.
@@ -49,13 +49,10 @@ func preview(p previewParams) ([]string, error) {
 	if j := p.Job; j != nil {
 		key = arm.CanonicalJobID(j.Subscription, j.ResourceGroup, j.CollectionID.Name, j.Name)
 	}
-	times := jobstate.Preview(rule, p.Now, p.Done, p.Count)
-	out := make([]string, len(times))
-	for i, t := range times {
-		if key != "" {
-			t = jobstate.StartAt(rule, key, t)
-		}
-		out[i] = t.In(rule.Location()).Format(time.RFC3339Nano)
+	runs := jobstate.PreviewRuns(rule, key, p.Now, p.Done, p.Count)
+	out := make([]string, len(runs))
+	for i, r := range runs {
+		out[i] = r.Start.In(rule.Location()).Format(time.RFC3339Nano)
 	}
 	return out, nil
 }

@@ -108,3 +108,22 @@ func TestIDs(t *testing.T) {
 		t.Error("two jobs have one canonical id")
 	}
 }
+
+func TestParseJobID(t *testing.T) {
+	n, err := ParseJobID("/SUBSCRIPTIONS/Sub-1/resourcegroups/RG/providers/microsoft.scheduler/JobCollections/Ops/JOBS/Nightly")
+	if err != nil || n != (JobName{"Sub-1", "RG", "Ops", "Nightly"}) ||
+		n.Canonical() != "/subscriptions/sub-1/resourceGroups/rg/providers/Microsoft.Scheduler/jobCollections/ops/jobs/nightly" {
+		t.Fatalf("%+v %q %v", n, n.Canonical(), err)
+	}
+	for id, want := range map[string]string{
+		"subscriptions/s/resourceGroups/rg/providers/Microsoft.Scheduler/jobCollections/c/jobs/j": `"subscriptions/s/resourceGroups/rg/providers/Microsoft.Scheduler/jobCollections/c/jobs/j" is not a job's id ` + JobShape,
+		"/subscriptions/s/resourceGroups/rg/providers/Microsoft.Scheduler/jobCollections/c":       `"/subscriptions/s/resourceGroups/rg/providers/Microsoft.Scheduler/jobCollections/c" is not a job's id ` + JobShape,
+		"/subscriptions/s/resourceGroups/rg/providers/Microsoft.Web/jobCollections/c/jobs/j": `"/subscriptions/s/resourceGroups/rg/providers/Microsoft.Web/jobCollections/c/jobs/j" is not a job's id ` + JobShape +
+			`: segment 6 is "Microsoft.Web", want "Microsoft.Scheduler"`,
+		"/subscriptions/s/resourceGroups/rg/providers/Microsoft.Scheduler/jobCollections/c/jobs/a..": `"/subscriptions/s/resourceGroups/rg/providers/Microsoft.Scheduler/jobCollections/c/jobs/a.." is not a job's id: the job name "a.." ends with '.'; not allowed`,
+	} {
+		if _, err := ParseJobID(id); err == nil || err.Error() != want {
+			t.Errorf("%s: %v, want %s", id, err, want)
+		}
+	}
+}

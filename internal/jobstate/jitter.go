@@ -41,3 +41,26 @@ func JitterOffset(key string, scheduled time.Time, jitter time.Duration) time.Du
 	_, _ = h.Write(b[:])
 	return time.Duration(h.Sum64()%ms) * time.Millisecond
 }
+
+// Run is one coming run of a job: its scheduled time (the expected execution time it reports)
+// and when it starts (StartAt; equal to Scheduled without jitter or without the job's key).
+type Run struct {
+	Scheduled time.Time
+	Start     time.Time
+}
+
+// PreviewRuns is Preview with each run's start: for the job whose identity key is key
+// (store.JobKey.CanonicalID, arm.CanonicalJobID) its jittered start, as the dispatcher starts
+// it; with key "" (a rule not yet a job's) the start is the scheduled time, the start of its
+// window.
+func PreviewRuns(rule *recurrence.Rule, key string, now time.Time, executed, n int) []Run {
+	times := Preview(rule, now, executed, n)
+	out := make([]Run, len(times))
+	for i, t := range times {
+		out[i] = Run{Scheduled: t, Start: t}
+		if key != "" {
+			out[i].Start = StartAt(rule, key, t)
+		}
+	}
+	return out
+}

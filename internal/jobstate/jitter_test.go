@@ -1,6 +1,7 @@
 package jobstate_test
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -69,5 +70,37 @@ func TestStartAtNeverReachesTheNextOccurrence(t *testing.T) {
 		if at := jobstate.StartAt(rule, key, scheduled); at.Before(scheduled) || !at.Before(next) {
 			t.Fatalf("%s starts at %v: outside [%v, %v)", key, at, scheduled, next)
 		}
+	}
+}
+
+// PreviewRuns: excluded dates are left out (and do not count toward count), each run starts at
+// (pinned, as TestStartAtIsDeterministicAndWithinTheJitter)
+// the job's StartAt with a key, at its scheduled time without.
+func TestPreviewRunsHonourJitterAndExcludedDates(t *testing.T) {
+	rule, err := recurrence.Compile("2026-12-01T00:00:00Z", &wire.JobRecurrence{Frequency: "Day", Count: intp(3), Jitter: "PT5M",
+		ExcludeDates: []string{"2026-12-02"}}, time.Time{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := ts(t, "2026-11-30T00:00:00Z")
+	format := func(runs []jobstate.Run) (s []string) {
+		for _, r := range runs {
+			s = append(s, r.Scheduled.UTC().Format(time.RFC3339Nano)+" "+r.Start.UTC().Format(time.RFC3339Nano))
+		}
+		return s
+	}
+	got := format(jobstate.PreviewRuns(rule, "sub/rg/jobs/nightly", now, 0, 10))
+	want := []string{
+		"2026-12-01T00:00:00Z 2026-12-01T00:00:02.646Z",
+		"2026-12-03T00:00:00Z 2026-12-03T00:03:27.72Z",
+		"2026-12-04T00:00:00Z 2026-12-04T00:00:17.815Z",
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("with the key:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	got = format(jobstate.PreviewRuns(rule, "", now, 0, 10))
+	want = []string{"2026-12-01T00:00:00Z 2026-12-01T00:00:00Z", "2026-12-03T00:00:00Z 2026-12-03T00:00:00Z", "2026-12-04T00:00:00Z 2026-12-04T00:00:00Z"}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("without a key:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }
