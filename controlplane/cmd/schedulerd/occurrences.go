@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/schedulerhq/terraform-provider-scheduler/internal/arm"
 	"github.com/schedulerhq/terraform-provider-scheduler/internal/clock"
 	"github.com/schedulerhq/terraform-provider-scheduler/internal/jobdef"
 	"github.com/schedulerhq/terraform-provider-scheduler/internal/jobstate"
@@ -26,13 +27,18 @@ const maxOccurrences = 10000
 const maxJobFile = 1 << 20
 
 // runOccurrences is `schedulerd occurrences [--now RFC3339] [--count N] [--zone] [--describe]
-// [FILE|-]`: it reads one job as Azure JSON ({"properties":{...}}, the bare properties object, or
-// a bare recurrence {"frequency":...}) from FILE or stdin, validates it as the daemon does, and
-// prints its next N executions (SPEC 4.3, for a job created at now that has not executed yet) as
-// RFC 3339, one per line: in UTC, or with --zone in the rule's zone with its offset (as the
-// provider and POST /preview/occurrences print them). --describe first prints the rule in words
-// (recurrence.Describe) on a line of its own. A job without an action previews its schedule only:
-// startTime and recurrence are checked, the action is not. The job's state is not consulted.
+// [FILE|-]`: it reads one job as Azure JSON ({"properties":{...}} as the API returns it, the bare
+// properties object, or a bare recurrence {"frequency":...}) from FILE or stdin, validates it as
+// the daemon does, and prints its next N executions (SPEC 4.3, for a job created at now that has
+// not executed yet; jobstate.PreviewRuns: excluded dates are left out) as RFC 3339, one per line:
+// in UTC, or with --zone in the rule's zone with its offset (as the provider and POST
+// /preview/occurrences print them). A definition with the job's "id" (a job as the API returns
+// it) prints when each run starts: with recurrence.jitter, the job's jittered start (with
+// milliseconds), as the dispatcher starts it. Without an id a jittered rule prints the scheduled
+// times and says on stderr that each starts up to the jitter later. --describe first prints the
+// rule in words (recurrence.Describe) on a line of its own. A job without an action previews its
+// schedule only: startTime and recurrence are checked, the action is not; the secrets the API
+// never returns may be left out. The job's state is not consulted.
 // Exit codes: 0 (also when nothing is left to run), 2 for bad usage or an invalid job (one
 // "path: message" line per problem on stderr), 1 when the file cannot be read.
 func runOccurrences(_ context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
@@ -82,7 +88,16 @@ func occurrences(args []string, stdin io.Reader, stdout, stderr io.Writer, clk c
 		fmt.Fprintf(stderr, "schedulerd occurrences: %v\n", err)
 		return 1
 	}
-	props, prefix, ps := decodeJob(data)
+	props, prefix, id, ps := decodeJob(data)
+	key := ""
+	if len(ps) == 0 && id != "" {
+		n, err := arm.ParseJobID(id)
+		if err != nil {
+			ps = wire.Problems{{Path: "id", Message: err.Error()}}
+		} else {
+			key = n.Canonical()
+		}
+	}
 	if len(ps) == 0 {
 		rule, vps := validateSchedule(props, now)
 		for _, p := range vps {
@@ -103,9 +118,13 @@ func occurrences(args []string, stdin io.Reader, stdout, stderr io.Writer, clk c
 			if *inZone {
 				loc = rule.Location()
 			}
-			for _, t := range jobstate.Preview(rule, now, 0, *count) {
-				out.WriteString(t.In(loc).Format(time.RFC3339Nano))
+			for _, r := range jobstate.PreviewRuns(rule, key, now, 0, *count) {
+				out.WriteString(r.Start.In(loc).Format(time.RFC3339Nano))
 				out.WriteByte('\n')
+			}
+			if rule.Jitter() > 0 && key == "" {
+				fmt.Fprintf(stderr, "schedulerd occurrences: the scheduled times: each run starts up to %s later (recurrence.jitter), "+
+					"at an offset derived from the job's id; give the job as the API returns it, with its id, for its starts\n", props.Recurrence.Jitter)
 			}
 			if _, err := io.WriteString(stdout, out.String()); err != nil {
 				fmt.Fprintf(stderr, "schedulerd occurrences: write: %v\n", err)
@@ -186,8 +205,9 @@ const bareRecurrence = "(recurrence)"
 
 // decodeJob strictly decodes a job definition, its bare properties or a bare recurrence. prefix
 // is "properties" when the document was a definition and bareRecurrence when it was a
-// recurrence, so that problems name paths in the document as written.
-func decodeJob(data []byte) (props *wire.JobProperties, prefix string, ps wire.Problems) {
+// recurrence, so that problems name paths in the document as written; id is the definition's
+// "id" (the job's ARM id, as the API returns it), "" when it has none.
+func decodeJob(data []byte) (props *wire.JobProperties, prefix, id string, ps wire.Problems) {
 	var probe map[string]json.RawMessage
 	wrapped, bare := false, false
 	if json.Unmarshal(data, &probe) == nil {
@@ -201,12 +221,12 @@ func decodeJob(data []byte) (props *wire.JobProperties, prefix string, ps wire.P
 	case bare && !wrapped:
 		rec := new(wire.JobRecurrence)
 		if err = wire.Decode(data, rec); err == nil {
-			return &wire.JobProperties{Recurrence: rec}, bareRecurrence, nil
+			return &wire.JobProperties{Recurrence: rec}, bareRecurrence, "", nil
 		}
 	case wrapped:
 		var def wire.JobDefinition
 		if err = wire.Decode(data, &def); err == nil {
-			props, prefix = def.Properties, "properties"
+			props, prefix, id = def.Properties, "properties", def.ID
 		}
 	default:
 		props = new(wire.JobProperties)
@@ -216,12 +236,12 @@ func decodeJob(data []byte) (props *wire.JobProperties, prefix string, ps wire.P
 		if !errors.As(err, &ps) {
 			ps = wire.Problems{{Message: err.Error()}}
 		}
-		return nil, prefix, ps
+		return nil, prefix, "", ps
 	}
 	if props == nil {
-		return nil, prefix, wire.Problems{{Path: "properties", Message: "the job's properties are required"}}
+		return nil, prefix, "", wire.Problems{{Path: "properties", Message: "the job's properties are required"}}
 	}
-	return props, prefix, nil
+	return props, prefix, id, nil
 }
 
 func join(prefix, path string) string {

@@ -73,6 +73,19 @@ const seedJobOut = `2012-08-06T10:00:00Z
 
 const httpAction = `"action":{"type":"Http","request":{"uri":"http://example.com/hook","method":"POST"}}`
 
+// jitteredRecurrence is a jittered daily rule in Berlin with three excluded dates, two right
+// after its first run (the API package's preview test has the same rule, job and starts).
+const jitteredRecurrence = `"recurrence":{"frequency":"Day","timeZone":"Europe/Berlin","jitter":"PT5M",` +
+	`"excludeDates":["2026-11-20","2026-11-21","2026-12-25"]}`
+
+// jitteredWords is jitteredRecurrence from 2026-11-19 in words, as every preview says it.
+const jitteredWords = "at 00:00 every day, up to 5 minutes later, except 3 dates, from 2026-11-19 00:00, Europe/Berlin"
+
+// jitteredStarts are the starts of the first four runs of jitteredRecurrence from 2026-11-19 for
+// the job sub-a/rg1/jc1/j1, as POST /preview/occurrences answers them and the dispatcher starts
+// them (controlplane/api TestPreviewOfAStoredJobHonoursJitterAndExcludedDates).
+var jitteredStarts = []string{"2026-11-19T00:02:52.15+01:00", "2026-11-22T00:03:18.794+01:00", "2026-11-23T00:01:49.063+01:00", "2026-11-24T00:04:27.849+01:00"}
+
 func TestOccurrencesCommand(t *testing.T) {
 	dir := t.TempDir()
 	seedFile := filepath.Join(dir, "seed.json")
@@ -180,6 +193,31 @@ func TestOccurrencesCommand(t *testing.T) {
 				`{"storageAccount":"acct","queueName":"jobs","sasToken":"nosig","message":"m"}},"recurrence":{"frequency":"Day"}}`,
 			wantCode:   2,
 			wantStderr: "action.queueMessage.sasToken: is not a shared access signature (a query string with sig=...)\n"},
+		{name: "a jittered job as the API returns it (its id): each run's start, excluded dates left out",
+			args: []string{"occurrences", "--now", "2026-11-18T12:00:30Z", "--count", "4", "--zone", "--describe"},
+			stdin: `{"id":"/subscriptions/sub-a/resourceGroups/rg1/providers/Microsoft.Scheduler/jobCollections/jc1/jobs/j1","name":"j1",` +
+				`"properties":{"startTime":"2026-11-19T00:00:00",` + httpAction + `,` + jitteredRecurrence + `}}`,
+			wantCode: 0, wantStdout: jitteredWords + "\n" + strings.Join(jitteredStarts, "\n") + "\n"},
+		{name: "the same job's id in another case: the same starts, in UTC",
+			args: []string{"occurrences", "--now", "2026-11-18T12:00:30Z", "--count", "1"},
+			stdin: `{"id":"/SUBSCRIPTIONS/SUB-A/resourcegroups/RG1/providers/Microsoft.Scheduler/jobCollections/JC1/jobs/J1",` +
+				`"properties":{"startTime":"2026-11-19T00:00:00",` + jitteredRecurrence + `}}`,
+			wantCode: 0, wantStdout: "2026-11-18T23:02:52.15Z\n"},
+		{name: "a jittered rule without a job: the scheduled times, the window on stderr",
+			args:     []string{"occurrences", "--now", "2026-11-18T12:00:30Z", "--count", "4", "--zone", "--describe"},
+			stdin:    `{"startTime":"2026-11-19T00:00:00",` + httpAction + `,` + jitteredRecurrence + `}`,
+			wantCode: 0, wantStdout: jitteredWords + "\n2026-11-19T00:00:00+01:00\n2026-11-22T00:00:00+01:00\n2026-11-23T00:00:00+01:00\n2026-11-24T00:00:00+01:00\n",
+			wantStderr: "schedulerd occurrences: the scheduled times: each run starts up to PT5M later (recurrence.jitter), " +
+				"at an offset derived from the job's id; give the job as the API returns it, with its id, for its starts\n"},
+		{name: "an id without jitter: the scheduled times, nothing said",
+			args:     []string{"occurrences", "--now", "2026-11-18T12:00:30Z", "--count", "2"},
+			stdin:    `{"id":"/subscriptions/sub-a/resourceGroups/rg1/providers/Microsoft.Scheduler/jobCollections/jc1/jobs/j1","properties":{"startTime":"2026-11-19T00:00:00Z","recurrence":{"frequency":"Day"}}}`,
+			wantCode: 0, wantStdout: "2026-11-19T00:00:00Z\n2026-11-20T00:00:00Z\n"},
+		{name: "an id that is not a job's",
+			args:       []string{"occurrences", "--now", "2026-11-18T12:00:30Z"},
+			stdin:      `{"id":"/subscriptions/sub-a/jobs/j1","properties":{` + jitteredRecurrence + `}}`,
+			wantCode:   2,
+			wantStderr: `id: "/subscriptions/sub-a/jobs/j1" is not a job's id /subscriptions/{subscription}/resourceGroups/{resourceGroup}/providers/Microsoft.Scheduler/jobCollections/{collection}/jobs/{job}` + "\n"},
 		{name: "malformed JSON",
 			args:       []string{"occurrences"},
 			stdin:      "{\n  \"startTime\": \"2015-04-01\",\n}",
