@@ -309,7 +309,7 @@ func (ex *Executor) attempt(ctx context.Context, t task) (*recordOp, bool) {
 		status = store.HistoryFailed
 	}
 	r := &recordOp{exec: x, job: t.job, rec: store.AttemptRecord{
-		ExecutionID: x.ID, JobID: x.JobID, FaultedAfter: ex.cfg.FaultedAfter, Owner: ex.recordOwner(),
+		ExecutionID: x.ID, JobID: x.JobID, FaultedAfter: ex.cfg.FaultedAfter, Owner: ex.recordOwner(), Backfill: x.Backfill,
 		History: store.HistoryEntry{
 			ExecutionTag: x.Tag, ActionName: x.Phase, Status: status, Message: msg, RetryCount: x.Attempt,
 			RepeatCount: x.RepeatCount, ExpectedExecutionTime: x.Scheduled, StartTime: start, EndTime: end,

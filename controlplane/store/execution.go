@@ -183,9 +183,9 @@ var BackfillWaiting = time.Date(2200, 1, 1, 0, 0, 0, 0, time.UTC)
 // exists (else ErrNotFound) and has no backfill execution stored (else a *BackfillInFlightError):
 // the first execution is due at Now, the others wait (BackfillWaiting); each counts as an
 // execution of the job (ExecutionCount, in order, their RepeatCount), LastExecutionTime becomes
-// Now and Version is bumped once. When a record finishes a backfill execution (the driver's
-// AttemptRecordMany), the job's next waiting one (lowest ID) becomes due at the record's Now, in
-// the same transaction: a backfill's executions run one after the other, oldest first, and a
+// Now and Version is bumped once. When a record finishes a backfill execution (AttemptRecord.Backfill),
+// the job's next waiting one (lowest ID) becomes due at the record's Now, in the same
+// transaction: a backfill's executions run one after the other, oldest first, and a
 // restart or another replica carries on where it was.
 type ExecutionBackfillParams struct {
 	JobID      int64
@@ -252,6 +252,11 @@ type AttemptRecord struct {
 	// buffered (DueAt BufferedDueAt) is released, due at Now, in the same transaction
 	// (AttemptRecordResult.Released).
 	Release bool
+	// Backfill (with Finished): the execution is a backfill's (Execution.Backfill): the job's
+	// next waiting backfill execution (the lowest ID due at BackfillWaiting) becomes due at Now
+	// in the same transaction, before any buffered one is considered for Release (so that a
+	// buffered occurrence waits for the whole backfill). A record without it releases none.
+	Backfill bool
 	// Cancelled (with Finished): the execution was cancelled before its first attempt (its job
 	// changed after the occurrence was claimed ahead). It is deleted with no history entry, and
 	// its job's ExecutionCount is decremented (it did not execute; Version bumped). Gone when the

@@ -17,8 +17,8 @@ import (
 // sqlite's recordChanges). One row per record comes back, in record order. Every part of one
 // statement sees the same snapshot, so "no other execution of the job" leaves out the record's
 // own (deleted by this very statement). A record applies only while its execution's owner is the
-// record's (store.AttemptRecord.Owner). A finished backfill execution makes its job's next
-// waiting one due (rel; see store.ExecutionBackfillParams).
+// record's (store.AttemptRecord.Owner). A finished backfill execution's next one is released
+// by a statement of its own (releaseBackfills).
 const recordStatement = `WITH v AS (
 	SELECT * FROM unnest($1::bigint[], $2::bigint[], $3::boolean[], $4::boolean[], $5::boolean[], $6::integer[],
 		$7::timestamptz[], $8::text[], $9::integer[], $10::text[], $11::text[], $12::text[], $13::text[], $14::integer[],
@@ -27,10 +27,6 @@ const recordStatement = `WITH v AS (
 			tag, action, status, message, retry, repeat, expected, started, ended, owner, ord)
 ), del AS (
 	DELETE FROM executions e USING v WHERE v.finished AND e.id = v.exec_id AND e.job_id = v.job_id AND e.owner = v.owner
-	RETURNING e.id, e.job_id, e.backfill
-), rel AS (
-	UPDATE executions e SET due_at = $19 WHERE e.id IN (SELECT (SELECT x.id FROM executions x
-		WHERE x.job_id = del.job_id AND x.backfill AND x.due_at = $21 ORDER BY x.id LIMIT 1) FROM del WHERE del.backfill)
 	RETURNING e.id
 ), nxt AS (
 	UPDATE executions e SET phase = v.phase, attempt = v.attempt, due_at = v.next_due
@@ -82,7 +78,7 @@ func (d *Driver) AttemptRecordMany(ctx context.Context, params store.AttemptReco
 	out := make([]store.AttemptRecordResult, len(records))
 	runs := distinctJobRuns(len(records), func(i int) int64 { return records[i].JobID })
 	release := releasing(records)
-	statements := len(runs)
+	statements := len(runs) + backfillReleases(records)
 	if len(release) > 0 {
 		statements += 2
 	}
@@ -94,6 +90,9 @@ func (d *Driver) AttemptRecordMany(ctx context.Context, params store.AttemptReco
 			if err := recordRun(ctx, q, params, r[0], r[1], out); err != nil {
 				return err
 			}
+		}
+		if err := releaseBackfills(ctx, q, params.Now, records, out); err != nil {
+			return err
 		}
 		return releaseAll(ctx, q, params.Now, records, out)
 	})
@@ -154,6 +153,9 @@ func (d *Driver) recordWithCancels(ctx context.Context, params store.AttemptReco
 				return err
 			}
 		}
+		if err := releaseBackfills(ctx, tx, params.Now, rest, subOut); err != nil {
+			return err
+		}
 		return releaseAll(ctx, tx, params.Now, rest, subOut)
 	})
 	if err != nil {
@@ -186,7 +188,7 @@ func recordRun(ctx context.Context, q querier, params store.AttemptRecordManyPar
 		expected[i], started[i], ended[i] = ts(h.ExpectedExecutionTime), ts(h.StartTime), ts(h.EndTime)
 	}
 	rows, err := q.Query(ctx, recordStatement, execIDs, jobIDs, finished, failure, faulted, faultedAfter, nextDue, phases, attempts,
-		tags, actions, statuses, msgs, retry, repeat, expected, started, ended, ts(params.Now), owners, store.BackfillWaiting)
+		tags, actions, statuses, msgs, retry, repeat, expected, started, ended, ts(params.Now), owners)
 	if err != nil {
 		return err
 	}

@@ -69,12 +69,15 @@ func (d *Driver) ExecutionBackfill(ctx context.Context, params store.ExecutionBa
 	return out, nil
 }
 
-// releaseBackfills makes the next waiting execution of each job whose backfill execution a
-// record finished due at now (see store.ExecutionBackfillParams).
-func (d *Driver) releaseBackfills(ctx context.Context, tx *sql.Tx, jobs []int64, now int64) error {
-	for _, id := range jobs {
+// releaseBackfills makes the next waiting execution of the job of each record that finished a
+// backfill execution (AttemptRecord.Backfill, the execution existed) due at now.
+func (d *Driver) releaseBackfills(ctx context.Context, tx *sql.Tx, records []store.AttemptRecord, finished map[int64]bool, now int64) error {
+	for _, r := range records {
+		if !r.Backfill || !r.Finished || r.Cancelled || !finished[r.ExecutionID] {
+			continue
+		}
 		var next int64
-		err := tx.QueryRowContext(ctx, backfillReleaseSQL, now, id, nanos(store.BackfillWaiting)).Scan(&next)
+		err := tx.QueryRowContext(ctx, backfillReleaseSQL, now, r.JobID, nanos(store.BackfillWaiting)).Scan(&next)
 		if err != nil && !errors.Is(err, sql.ErrNoRows) {
 			return fmt.Errorf("backfill release: %w", err)
 		}

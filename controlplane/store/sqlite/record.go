@@ -24,17 +24,15 @@ func historyInsertOf(n int) string {
 	return historyInsert + strings.TrimSuffix(strings.Repeat(historyRow+", ", n), ", ")
 }
 
-// executionDeleteOf deletes n executions by (id, job_id, owner), returning the ones that existed
-// (id, job_id, backfill).
+// executionDeleteOf deletes n executions by (id, job_id, owner), returning the ones that existed.
 func executionDeleteOf(n int) string {
 	return `DELETE FROM executions WHERE (id, job_id, owner) IN (VALUES ` +
-		strings.TrimSuffix(strings.Repeat("(?, ?, ?), ", n), ", ") + `) RETURNING id, job_id, backfill`
+		strings.TrimSuffix(strings.Repeat("(?, ?, ?), ", n), ", ") + `) RETURNING id`
 }
 
 // deleteExecutions deletes the executions the finished records end (those of the record's
-// owner), a chunk per statement (a full one prepared once), and returns which of them existed
-// and the jobs of those that were a backfill's.
-func (d *Driver) deleteExecutions(ctx context.Context, tx *sql.Tx, records []store.AttemptRecord) (map[int64]bool, []int64, error) {
+// owner), a chunk per statement (a full one prepared once), and returns which of them existed.
+func (d *Driver) deleteExecutions(ctx context.Context, tx *sql.Tx, records []store.AttemptRecord) (map[int64]bool, error) {
 	var triples []any
 	for _, r := range records {
 		if r.Finished {
@@ -42,31 +40,24 @@ func (d *Driver) deleteExecutions(ctx context.Context, tx *sql.Tx, records []sto
 		}
 	}
 	existed := make(map[int64]bool, len(triples)/3)
-	var backfills []int64
 	full := d.stmt(ctx, tx, "record.delete64")
 	for len(triples) > 0 {
 		n := min(len(triples)/3, rowsPerStatement)
 		chunk := triples[:3*n]
 		triples = triples[3*n:]
 		err := queryChunk(ctx, tx, full, executionDeleteOf, n, chunk, func(rows *sql.Rows) error {
-			var (
-				id, job  int64
-				backfill int
-			)
-			if err := rows.Scan(&id, &job, &backfill); err != nil {
+			var id int64
+			if err := rows.Scan(&id); err != nil {
 				return err
 			}
 			existed[id] = true
-			if backfill != 0 {
-				backfills = append(backfills, job)
-			}
 			return nil
 		})
 		if err != nil {
-			return nil, nil, fmt.Errorf("execution delete: %w", err)
+			return nil, fmt.Errorf("execution delete: %w", err)
 		}
 	}
-	return existed, backfills, nil
+	return existed, nil
 }
 
 // insertHistory inserts history rows (historyColumnsN values each), in order.
@@ -97,11 +88,11 @@ func (d *Driver) AttemptRecordMany(ctx context.Context, params store.AttemptReco
 		next := d.stmt(ctx, tx, "record.next")
 		job, othersStmt, final := d.stmt(ctx, tx, "record.job"), d.stmt(ctx, tx, "record.others"), d.stmt(ctx, tx, "record.final")
 		cancel := d.stmt(ctx, tx, "record.cancel")
-		finished, backfills, err := d.deleteExecutions(ctx, tx, params.Records)
+		finished, err := d.deleteExecutions(ctx, tx, params.Records)
 		if err != nil {
 			return err
 		}
-		if err := d.releaseBackfills(ctx, tx, backfills, now); err != nil {
+		if err := d.releaseBackfills(ctx, tx, params.Records, finished, now); err != nil {
 			return err
 		}
 		var (

@@ -85,6 +85,7 @@ func testExecutionBackfill(t *testing.T, d store.Driver) {
 		e := byTag[tag]
 		r, err := d.AttemptRecordMany(ctx, store.AttemptRecordManyParams{Now: at, Records: []store.AttemptRecord{{
 			ExecutionID: e.ID, JobID: e.JobID, History: entry(e, store.ActionMain, store.HistoryCompleted, 0, "ok"), Finished: true,
+			Backfill: e.Backfill,
 		}}})
 		if err != nil || r[0].Gone {
 			t.Fatalf("record %s: %+v %v", tag, r, err)
