@@ -217,6 +217,7 @@ func (e *BackfillInFlightError) Unwrap() error { return ErrConflict }
 
 // ExecutionListUnfinishedParams pages through the stored executions, ordered by ID.
 type ExecutionListUnfinishedParams struct {
+	JobID   int64 // > 0: that job's executions only (the dashboard's job page)
 	AfterID int64
 	Limit   int // 0: no limit
 }

@@ -213,6 +213,7 @@ type jobData struct {
 	Policies   policies
 	Pause      pause
 	NextRun    run         // the stored next execution as it starts
+	Waiting    *waiting    // the occurrence the BufferOne overlap policy keeps waiting (nil: none)
 	Executions []execution // the newest, newest first
 	RunsChart  chart       // their durations and outcomes
 	Status     string
@@ -312,6 +313,10 @@ func (s *Server) job(w http.ResponseWriter, r *http.Request, req *request) {
 	}
 	d.Next = nextRuns(j, rule, nextRunsJob)
 	d.Policies = jobPolicies(j, rule, s.misfire)
+	if d.Waiting, err = s.waitingOf(ctx, j, loc); err != nil {
+		s.storeFail(w, r, err)
+		return
+	}
 	if d.Executions, err = s.recentExecutions(ctx, j, recentRuns); err != nil {
 		s.storeFail(w, r, err)
 		return

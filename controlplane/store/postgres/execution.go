@@ -399,8 +399,11 @@ func claimLost(ctx context.Context, q querier, term int64, won int, execs []stor
 
 // ExecutionListUnfinished pages through the stored executions.
 func (d *Driver) ExecutionListUnfinished(ctx context.Context, params store.ExecutionListUnfinishedParams) ([]*store.Execution, error) {
-	rows, err := d.pool.Query(ctx, sqlstore.ExecutionListUnfinished,
-		params.AfterID, limit(params.Limit))
+	q, args := sqlstore.ExecutionListUnfinished, []any{params.AfterID, limit(params.Limit)}
+	if params.JobID > 0 {
+		q, args = sqlstore.ExecutionListUnfinishedOfJob, append(args, params.JobID)
+	}
+	rows, err := d.pool.Query(ctx, q, args...)
 	if err != nil {
 		return nil, fmt.Errorf("execution list: %w", err)
 	}

@@ -264,8 +264,11 @@ func claimBatchOf(n int) string {
 
 // ExecutionListUnfinished pages through the stored executions.
 func (d *Driver) ExecutionListUnfinished(ctx context.Context, params store.ExecutionListUnfinishedParams) ([]*store.Execution, error) {
-	rows, err := d.r.QueryContext(ctx, sqlstore.ExecutionListUnfinished,
-		params.AfterID, limit(params.Limit))
+	q, args := sqlstore.ExecutionListUnfinished, []any{params.AfterID, limit(params.Limit)}
+	if params.JobID > 0 {
+		q, args = sqlstore.ExecutionListUnfinishedOfJob, append(args, params.JobID)
+	}
+	rows, err := d.r.QueryContext(ctx, q, args...)
 	if err != nil {
 		return nil, fmt.Errorf("execution list: %w", err)
 	}

@@ -162,6 +162,8 @@ const (
 		AND j.id > $1 ORDER BY j.id LIMIT $2`
 	// ExecutionListUnfinished pages through the stored executions: after ID $1, at most $2.
 	ExecutionListUnfinished = `SELECT ` + ExecutionColumns + ` FROM executions e WHERE e.id > $1 ORDER BY e.id LIMIT $2`
+	// ExecutionListUnfinishedOfJob is ExecutionListUnfinished for job $3's executions alone.
+	ExecutionListUnfinishedOfJob = `SELECT ` + ExecutionColumns + ` FROM executions e WHERE e.job_id = $3 AND e.id > $1 ORDER BY e.id LIMIT $2`
 )
 
 // The schema version's statements (each driver's migrate).

@@ -159,6 +159,11 @@ func testExecutionListUnfinished(t *testing.T, d store.Driver) {
 		t.Fatal(err)
 	}
 	equal(t, "page", page, want[2:4])
+	one, err := d.ExecutionListUnfinished(t.Context(), store.ExecutionListUnfinishedParams{JobID: want[3].JobID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	equal(t, "one job's", one, want[3:4])
 }
 
 // testLargeBatches claims and records batches larger than a driver's statement chunks.
