@@ -204,6 +204,37 @@ func TestCalendarExcludedDatesAndJitter(t *testing.T) {
 	if list != want.String() {
 		t.Errorf("next runs\n got %s\nwant %s", list, want.String())
 	}
+	// The API's preview of the job as GET returns it (its id) says the same words and the same
+	// starts, and the page says the words.
+	var pv struct {
+		Value     []string `json:"value"`
+		Describe  string   `json:"describe"`
+		Scheduled []string `json:"scheduled"`
+	}
+	if err := json.Unmarshal([]byte(h.mustAPI(http.MethodPost, "/preview/occurrences", h.mustAPI(http.MethodGet, collA+"/jobs/nightly", ""))), &pv); err != nil {
+		t.Fatal(err)
+	}
+	const words = "at 00:00 every day, up to 5 minutes later, except 2 dates, from 2026-11-01 00:00, Europe/Berlin"
+	wantIn(t, "the job's page", p.body, `<p class="meta" id="schedule">`+words+`</p>`)
+	if pv.Describe != words || len(pv.Value) != 10 || len(pv.Scheduled) != 10 {
+		t.Fatalf("POST /preview/occurrences of the job as returned: %+v", pv)
+	}
+	var previewed strings.Builder
+	previewed.WriteString(`<ol id="next-runs">`)
+	for i, v := range pv.Value {
+		start, err1 := time.Parse(time.RFC3339Nano, v)
+		sched, err2 := time.Parse(time.RFC3339, pv.Scheduled[i])
+		if err1 != nil || err2 != nil {
+			t.Fatalf("preview %s: %v %v", v, err1, err2)
+		}
+		start, sched = start.In(berlin), sched.In(berlin)
+		fmt.Fprintf(&previewed, `<li><time datetime="%s">%s</time> <small class="window" data-scheduled="%s" data-window-end="%s">scheduled 00:00, window 00:00–00:05</small></li>`,
+			start.UTC().Format(time.RFC3339), start.Format("2006-01-02 15:04:05 MST"), sched.UTC().Format(time.RFC3339),
+			sched.Add(5*time.Minute).UTC().Format(time.RFC3339))
+	}
+	if list != previewed.String() {
+		t.Errorf("POST /preview/occurrences %+v\nas next runs %s\nthe page's   %s", pv, previewed.String(), list)
+	}
 	// The job's next run, its collection's list and the overview's next run of each job say its
 	// start too.
 	first := jobstate.StartAt(rule, id, time.Date(2026, 11, 19, 0, 0, 0, 0, berlin))
