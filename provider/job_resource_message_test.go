@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/Azure/go-amqp"
 	"github.com/hashicorp/terraform-plugin-framework/providerserver"
 	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
@@ -133,7 +134,7 @@ resource "scheduler_job" "topic" {
 				if env.Message != "from tofu" || !strings.HasSuffix(env.SchedulerJobID, "/jobCollections/"+coll+"/jobs/to-a-queue") {
 					return fmt.Errorf("queue envelope %+v", env)
 				}
-				m := sub.Receive(t, 30*time.Second)
+				m := sub.ReceiveWhere(t, 30*time.Second, func(m *amqp.Message) bool { return m.Properties.Subject != nil && *m.Properties.Subject == "from-tofu" })
 				if string(m.GetData()) != "to every subscriber" || m.Properties.Subject == nil || *m.Properties.Subject != "from-tofu" ||
 					m.ApplicationProperties["appname"] != "FromScheduler" || m.Header.TTL != time.Hour {
 					return fmt.Errorf("topic message %q %+v %#v", m.GetData(), m.Properties, m.ApplicationProperties)

@@ -5,6 +5,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/Azure/go-amqp"
+
 	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/action"
 	"github.com/schedulerhq/terraform-provider-scheduler/internal/brokertest"
 	"github.com/schedulerhq/terraform-provider-scheduler/internal/wire"
@@ -104,8 +106,8 @@ func TestServiceBusTopicRabbitMQ(t *testing.T) {
 	if res := e.Do(t.Context(), a); !res.Success || res.Message != "ServiceBusTopic action: message req-1 accepted by amq.fanout (namespace localbus, address /exchange/amq.fanout)" {
 		t.Fatalf("result = %+v", res)
 	}
-	got := sub.Receive(t, 10*time.Second)
-	if string(got.GetData()) != "to every subscriber" || got.ApplicationProperties["x-ms-execution-tag"] != "tag-1" {
+	got := sub.ReceiveWhere(t, 10*time.Second, func(m *amqp.Message) bool { return m.ApplicationProperties["x-ms-execution-tag"] == "tag-1" })
+	if string(got.GetData()) != "to every subscriber" {
 		t.Fatalf("received %q %#v", got.GetData(), got.ApplicationProperties)
 	}
 }

@@ -5,6 +5,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/Azure/go-amqp"
+
 	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/action"
 	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/dispatch"
 	"github.com/schedulerhq/terraform-provider-scheduler/internal/brokertest"
@@ -48,8 +50,9 @@ func TestServiceBusRetriesThenErrorAction(t *testing.T) {
 	}
 	r := e.record()
 	equal(t, "error action", [3]any{r.History.ActionName, r.History.Status, r.Finished}, [3]any{"ErrorAction", "Completed", true})
-	got := sub.Receive(t, wait)
+	jobID := "/subscriptions/sub/resourceGroups/rg/providers/Microsoft.Scheduler/jobCollections/coll/jobs/bus"
+	got := sub.ReceiveWhere(t, wait, func(m *amqp.Message) bool { return m.ApplicationProperties["x-ms-scheduler-jobid"] == jobID })
 	equal(t, "error action message", [2]any{string(got.GetData()), got.ApplicationProperties["x-ms-scheduler-jobid"]},
-		[2]any{"payload", "/subscriptions/sub/resourceGroups/rg/providers/Microsoft.Scheduler/jobCollections/coll/jobs/bus"})
+		[2]any{"payload", jobID})
 	_ = j
 }

@@ -104,14 +104,26 @@ func (r *RabbitMQ) consume(t testing.TB, source string) *Consumer {
 // Receive waits for the next message (failing the test after timeout) and accepts it.
 func (c *Consumer) Receive(t testing.TB, timeout time.Duration) *amqp.Message {
 	t.Helper()
+	return c.ReceiveWhere(t, timeout, func(*amqp.Message) bool { return true })
+}
+
+// ReceiveWhere waits for the next message that mine says is the test's (failing the test after
+// timeout), accepting and skipping the others. A consumer of a shared exchange (amq.fanout)
+// also receives what tests of other packages, run at the same time, publish to it.
+func (c *Consumer) ReceiveWhere(t testing.TB, timeout time.Duration, mine func(*amqp.Message) bool) *amqp.Message {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(t.Context(), timeout)
 	defer cancel()
-	m, err := c.rcv.Receive(ctx, nil)
-	if err != nil {
-		t.Fatalf("no message within %s: %v", timeout, err)
+	for {
+		m, err := c.rcv.Receive(ctx, nil)
+		if err != nil {
+			t.Fatalf("no message within %s: %v", timeout, err)
+		}
+		if err := c.rcv.AcceptMessage(ctx, m); err != nil {
+			t.Fatal(err)
+		}
+		if mine(m) {
+			return m
+		}
 	}
-	if err := c.rcv.AcceptMessage(ctx, m); err != nil {
-		t.Fatal(err)
-	}
-	return m
 }
