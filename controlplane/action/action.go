@@ -275,7 +275,7 @@ func (e *Executor) Do(ctx context.Context, a Attempt) Result {
 	ids := a.Trace()
 	a.ids = &ids
 	var span trace.Span
-	if e.tracer != nil {
+	if e.recording() {
 		ctx, span = e.startSpan(ctx, &a)
 	}
 	actx, cancel := context.WithTimeout(ctx, a.timeout)

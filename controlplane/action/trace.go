@@ -139,13 +139,31 @@ type Execution struct {
 // Tracing reports whether the executor records spans (Config.Tracer).
 func (e *Executor) Tracing() bool { return e.tracer != nil }
 
+// Gate is what a Config.Tracer may implement to say, before a span is started, whether it is
+// to be recorded now (telemetry's is false while the collector is down): a span it refuses is
+// not started at all, and the attempt's traceparent carries the derived span ID.
+type Gate interface {
+	Record() bool
+}
+
+// recording reports whether to start a span now.
+func (e *Executor) recording() bool {
+	if e.tracer == nil {
+		return false
+	}
+	if g, ok := e.tracer.(Gate); ok {
+		return g.Record()
+	}
+	return true
+}
+
 // TraceExecution records the span of an execution that is over: the root of its trace, with the
 // execution span ID its attempts' spans name as their parent (Attempt.Trace), from x.Start to
 // x.End. The tracer must generate that ID: its provider is built with IDGenerator (as
 // telemetry.NewTracing's is); with another the span gets an ID of its own. Without a tracer it
 // does nothing.
 func (e *Executor) TraceExecution(ctx context.Context, x Execution) {
-	if e.tracer == nil {
+	if !e.recording() {
 		return
 	}
 	ids := x.Last.Trace()

@@ -13,10 +13,10 @@ import (
 )
 
 // breaker keeps a collector that is down or slow from costing the daemon more than a counter.
-// It is the tracer provider's sampler and wraps its exporter: while the last export failed, or
-// one has been under way longer than slow, spans are not recorded (they stay valid trace
-// context: the targets still get their traceparent) and are counted as lost, except one probe
-// per probeEvery, whose export says when the collector is back.
+// It wraps the exporter and gates the spans (Record, which the action executor asks before it
+// starts one): while the last export failed, or one has been under way longer than slow, spans
+// are not started (the targets still get their traceparent) and are counted as lost, except one
+// probe per probeEvery, whose export says when the collector is back.
 type breaker struct {
 	sdktrace.SpanExporter
 	clock      clock.Clock
@@ -39,22 +39,29 @@ func (b *breaker) open(now int64) bool {
 	return started != 0 && now-started > int64(b.slow)
 }
 
-// ShouldSample records every span while the collector keeps up; else only a probe now and then,
-// counting the others as lost.
-func (b *breaker) ShouldSample(p sdktrace.SamplingParameters) sdktrace.SamplingResult {
-	ts := trace.SpanContextFromContext(p.ParentContext).TraceState()
+// Record reports whether to record a span now: always while the collector keeps up; else only
+// a probe now and then, counting the others as lost (action.Gate).
+func (b *breaker) Record() bool {
 	now := b.clock.Now().UnixNano()
-	if b.open(now) {
-		next := b.nextProbe.Load()
-		if now < next || !b.nextProbe.CompareAndSwap(next, now+int64(b.probeEvery)) {
-			b.lost.Inc()
-			return sdktrace.SamplingResult{Decision: sdktrace.Drop, Tracestate: ts}
-		}
+	if !b.open(now) {
+		return true
 	}
-	return sdktrace.SamplingResult{Decision: sdktrace.RecordAndSample, Tracestate: ts}
+	next := b.nextProbe.Load()
+	if now < next || !b.nextProbe.CompareAndSwap(next, now+int64(b.probeEvery)) {
+		b.lost.Inc()
+		return false
+	}
+	return true
 }
 
-func (b *breaker) Description() string { return "schedulerd: record unless the collector fails" }
+// gatedTracer is the tracer Tracing.Tracer returns: the SDK's, and Record for action.Gate.
+type gatedTracer struct {
+	trace.Tracer
+	b *breaker
+}
+
+// Record is action.Gate: whether to record a span now.
+func (g gatedTracer) Record() bool { return g.b.Record() }
 
 // ExportSpans exports a batch and counts its spans delivered or lost. A failure is only counted:
 // returned, it would reach the SDK's process-wide error handler, which logs every one.

@@ -42,6 +42,7 @@ type TracingConfig struct {
 // exports them over OTLP/HTTP with the OpenTelemetry Go SDK.
 type Tracing struct {
 	provider *sdktrace.TracerProvider
+	breaker  *breaker
 }
 
 // NewTracing returns a Tracing exporting to cfg.Endpoint. It registers
@@ -85,18 +86,21 @@ func NewTracing(cfg TracingConfig) (*Tracing, error) {
 		}
 	}
 	tp := sdktrace.NewTracerProvider(
-		sdktrace.WithSampler(b),
+		sdktrace.WithSampler(sdktrace.AlwaysSample()),
 		// The execution's span takes the identifiers its attempts name as their parent.
 		sdktrace.WithIDGenerator(action.IDGenerator{}),
 		sdktrace.WithResource(resource.NewSchemaless(attribute.String("service.name", "schedulerd"))),
 		sdktrace.WithBatcher(b, sdktrace.WithBatchTimeout(cfg.BatchTimeout), sdktrace.WithMaxQueueSize(8192),
 			sdktrace.WithExportTimeout(cfg.ExportTimeout)),
 	)
-	return &Tracing{provider: tp}, nil
+	return &Tracing{provider: tp, breaker: b}, nil
 }
 
 // Tracer is what action.Config.Tracer takes.
-func (t *Tracing) Tracer() trace.Tracer { return t.provider.Tracer("schedulerd/action") }
+// Its spans are gated (action.Gate): the action executor starts none while the collector is down.
+func (t *Tracing) Tracer() trace.Tracer {
+	return gatedTracer{Tracer: t.provider.Tracer("schedulerd/action"), b: t.breaker}
+}
 
 // Flush exports the spans ended so far.
 func (t *Tracing) Flush(ctx context.Context) error { return t.provider.ForceFlush(ctx) }
