@@ -264,8 +264,8 @@ func (s *Server) saveJob(w http.ResponseWriter, r *http.Request, rt route, info 
 			return e
 		}
 		// A write over a stored job is its owner's change: it cancels an occurrence waiting
-		// (buffered) for the job's unfinished execution (jobstate.WaitingOnChange).
-		params.Change = old != nil
+		// (buffered) for the job's unfinished execution, which only a BufferOne job can have.
+		params.CancelWaiting = old != nil && jobstate.WaitingOnChange(jobdef.OverlapOf(&old.Properties))
 		if blind {
 			params.CreateOnly = true
 			params.ExpectCollection = store.CollectionVersion{ID: coll.ID, Version: coll.Version}

@@ -10,14 +10,14 @@ import (
 	"github.com/schedulerhq/terraform-provider-scheduler/internal/wire"
 )
 
-// changeByOwner changes a stored job as the API's PUT does (a change: store.JobPutParams.Change,
+// changeByOwner changes a stored job as the API's PUT does (a change: store.JobPutParams.CancelWaiting,
 // at the version read) and tells the dispatcher of the job as written.
 func (e *env) changeByOwner(id int64, change func(*wire.JobProperties)) *store.Job {
 	e.t.Helper()
 	cur := e.job(id)
 	upd := *cur
 	change(&upd.Properties)
-	stored, _, err := e.store.JobPut(e.t.Context(), store.JobPutParams{Job: upd, ExpectVersion: cur.Version, Now: e.clock.Now(), Change: true})
+	stored, _, err := e.store.JobPut(e.t.Context(), store.JobPutParams{Job: upd, ExpectVersion: cur.Version, Now: e.clock.Now(), CancelWaiting: true})
 	if err != nil {
 		e.t.Fatal(err)
 	}

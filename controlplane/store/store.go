@@ -152,12 +152,12 @@ type JobPutParams struct {
 	Now              time.Time
 	CreateOnly       bool
 	ExpectCollection CollectionVersion
-	// Change: the write is a change of the job by its owner (the API's PUT or PATCH of an
-	// existing job). Per jobstate.WaitingOnChange it cancels the job's occurrence waiting
-	// (buffered by the BufferOne overlap policy, DueAt BufferedDueAt) in the write's transaction:
-	// its execution is deleted with no history and the job's ExecutionCount written is one less.
-	// The job returned says so. A write that creates the job has nothing to cancel.
-	Change bool
+	// CancelWaiting: the write is a change of the job that cancels its occurrence waiting
+	// (buffered by the BufferOne overlap policy, DueAt BufferedDueAt), as jobstate.WaitingOnChange
+	// says (the API's PUT or PATCH of a stored BufferOne job). In the write's transaction, when the
+	// job exists: that execution is deleted with no history and the job's ExecutionCount written
+	// is one less; the job returned says so.
+	CancelWaiting bool
 }
 
 // CollectionVersion is a collection as of one write: its ID and Version.

@@ -71,17 +71,22 @@ func BufferedRuns(unfinished bool) bool {
 }
 
 // WaitingOnChange is what a change of a job does to its occurrence waiting (buffered by the
-// BufferOne policy) for the end of the unfinished execution: it cancels it (SPEC 5: a change
-// cancels the occurrences not yet started; a waiting one has not started). It is deleted with no
-// history and taken off the job's executionCount, as a change cancels an occurrence claimed
-// ahead; the job then runs as changed, from its next occurrence. A change is a write of the job
-// by its owner (the API's PUT and PATCH, any of them: its policy, its action, its state); the
-// daemon's own writes (a pause that ends, secrets sealed again) are not changes. The stores
-// apply it in the write's transaction (store.JobPutParams.Change), so that no occurrence of a
-// job that no longer buffers (its policy now Allow or Skip) waits with nothing left to release
-// it, whatever the running execution does afterwards (a restart, a rescue).
-func WaitingOnChange(change bool) (cancel bool) {
-	return change
+// BufferOne overlap policy) for the end of the unfinished execution: it cancels it (SPEC 5: a
+// change cancels the occurrences not yet started; a waiting one has not started). It is deleted
+// with no history and taken off the job's executionCount, as a change cancels an occurrence
+// claimed ahead; the job then runs as changed, from its next occurrence. A change is a write of
+// the job by its owner (the API's PUT and PATCH, any of them: its policy, its action, its note,
+// its state); the daemon's own writes (a pause that ends, secrets sealed again) are not changes.
+//
+// It reports whether the change of a job whose stored overlap policy is stored (canonical) has
+// to cancel one: only a BufferOne job can have an occurrence waiting (claims are made at the
+// version they read, so none is buffered under a policy the job no longer has), so the write of
+// any other job is not asked to look. The stores cancel it in the write's transaction
+// (store.JobPutParams.CancelWaiting), so that no occurrence of a job that no longer buffers (its
+// policy now Allow or Skip) waits with nothing left to release it, whatever its unfinished
+// execution does afterwards (a restart, a rescue).
+func WaitingOnChange(stored string) (cancel bool) {
+	return stored == OverlapBufferOne
 }
 
 // Overlapping reports whether a job's overlap policy needs the overlap rule at claim time (any

@@ -16,8 +16,10 @@ func TestOverlap(t *testing.T) {
 	if !jobstate.BufferedRuns(false) || jobstate.BufferedRuns(true) {
 		t.Error("a buffered occurrence runs when, and only when, nothing of its job is unfinished")
 	}
-	if !jobstate.WaitingOnChange(true) || jobstate.WaitingOnChange(false) {
-		t.Error("a change of a job cancels its waiting occurrence, and only a change does")
+	for p, want := range map[string]bool{"": false, jobstate.OverlapAllow: false, jobstate.OverlapSkip: false, jobstate.OverlapBufferOne: true} {
+		if got := jobstate.WaitingOnChange(p); got != want {
+			t.Errorf("WaitingOnChange(%q) = %v, want %v (a change cancels a waiting occurrence; only BufferOne keeps one)", p, got, want)
+		}
 	}
 	for p, want := range map[string]bool{"": false, jobstate.OverlapAllow: false, jobstate.OverlapSkip: true, jobstate.OverlapBufferOne: true} {
 		if got := jobstate.Overlapping(p); got != want {

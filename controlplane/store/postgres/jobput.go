@@ -12,7 +12,6 @@ import (
 
 	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/store"
 	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/store/sqlstore"
-	"github.com/schedulerhq/terraform-provider-scheduler/internal/jobstate"
 )
 
 // A job write is one statement (jobPutStatement): it reads the collection, locks its row when
@@ -31,7 +30,7 @@ import (
 // replace there would lock a job row, so it is left to run on its own, in its own transaction),
 // $18 the driver's origin, stamped on the change the write records (changes.go), $19 and $20 the
 // collection's expected ID and version (0: any), $21 whether the write is a create only, $22
-// whether it is a change (store.JobPutParams.Change: a replace cancels the job's occurrence
+// whether a replace cancels (store.JobPutParams.CancelWaiting: the job's occurrence
 // waiting, due at $23, store.BufferedDueAt, and writes its count one less; jobstate.WaitingOnChange).
 const jobPutHead = `WITH c AS (
 	SELECT id, subscription, resource_group, name, state, job_count, version FROM collections
@@ -102,7 +101,7 @@ func (d *Driver) jobPutArgs(p store.JobPutParams, body string, replace bool) []a
 	return []any{key(c.Subscription), key(c.ResourceGroup), key(c.Name), j.Key.Name, key(j.Key.Name), body, j.State, p.Now,
 		st.ExecutionCount, st.FailureCount, st.FaultedCount, st.ConsecutiveFaults, ts(st.LastExecutionTime), ts(st.NextExecutionTime),
 		max(p.ExpectVersion, 0), int32(min(max(p.MaxJobs, 0), 1<<31-1)), replace, d.origin,
-		p.ExpectCollection.ID, p.ExpectCollection.Version, p.CreateOnly, jobstate.WaitingOnChange(p.Change), store.BufferedDueAt}
+		p.ExpectCollection.ID, p.ExpectCollection.Version, p.CreateOnly, p.CancelWaiting, store.BufferedDueAt}
 }
 
 // scanPut reads jobPutStatement's answer: the job written and whether it was created, or the

@@ -342,13 +342,13 @@ func (d *Driver) jobPutBatch(batch []*sqlstore.PutRequest) {
 }
 
 // cancelWaitingSQL cancels job ?1's occurrence waiting (buffered, due at ?2, not a backfill's):
-// a change of the job (store.JobPutParams.Change, jobstate.WaitingOnChange).
+// a change of the job (store.JobPutParams.CancelWaiting, jobstate.WaitingOnChange).
 const cancelWaitingSQL = `DELETE FROM executions WHERE job_id = ?1 AND due_at = ?2 AND NOT backfill`
 
 // cancelWaiting is what a write p does to job jobID's waiting occurrence before replacing the
 // job: for a change, it is deleted in tx; it returns how many were (taken off the count written).
 func cancelWaiting(ctx context.Context, tx *sql.Tx, p store.JobPutParams, jobID int64) (int, error) {
-	if !jobstate.WaitingOnChange(p.Change) {
+	if !p.CancelWaiting {
 		return 0, nil
 	}
 	res, err := tx.ExecContext(ctx, cancelWaitingSQL, jobID, nanos(store.BufferedDueAt))

@@ -50,7 +50,7 @@ func testRuleOverlapLastExecution(t *testing.T, d store.Driver) {
 }
 
 // testRuleOverlapChange pins jobstate.WaitingOnChange in each driver's JobPut: a change of a job
-// (JobPutParams.Change; here its policy BufferOne becomes Allow) cancels the occurrence waiting
+// (JobPutParams.CancelWaiting; here its policy BufferOne becomes Allow) cancels the occurrence waiting
 // for its unfinished execution in the write's transaction: deleted with no history, the count
 // written one less. Nothing then waits when the unfinished execution ends, whatever the record
 // asks. A write that is not a change (the daemon's own) keeps it waiting.
@@ -76,7 +76,7 @@ func testRuleOverlapChange(t *testing.T, d store.Driver) {
 	j, first := bufferedJob(t, d, "j")
 	allow := *j
 	allow.Properties.Overlap = jobstate.OverlapAllow
-	put, _, err := d.JobPut(ctx, store.JobPutParams{Job: allow, ExpectVersion: j.Version, Now: t0.Add(time.Minute), Change: true})
+	put, _, err := d.JobPut(ctx, store.JobPutParams{Job: allow, ExpectVersion: j.Version, Now: t0.Add(time.Minute), CancelWaiting: true})
 	if err != nil {
 		t.Fatal(err)
 	}
