@@ -179,4 +179,3 @@ func (c noGeneratedPassword) CheckPlan(_ context.Context, req plancheck.CheckPla
 func (c noGeneratedPassword) CheckState(_ context.Context, req statecheck.CheckStateRequest, resp *statecheck.CheckStateResponse) {
 	resp.Error = c.find("state", req.State)
 }
-
