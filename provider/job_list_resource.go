@@ -94,7 +94,7 @@ func (l *jobListResource) List(ctx context.Context, req list.ListRequest, stream
 			r.Diagnostics.Append(r.Identity.Set(ctx, jobIdentity(id))...)
 			if req.IncludeResource {
 				var s jobModel
-				s.fromWire(id, &j, nil)
+				s.importedFromWire(id, &j)
 				r.Diagnostics.Append(r.Resource.Set(ctx, &s)...)
 			}
 			if !push(r) {

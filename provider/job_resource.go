@@ -360,7 +360,7 @@ func (r *jobResource) Read(ctx context.Context, req resource.ReadRequest, resp *
 	}
 	var state jobModel
 	if prior.Action == nil { // just imported: only the id is known
-		state.fromWire(id, out, nil)
+		state.importedFromWire(id, out)
 	} else {
 		state.fromWire(id, out, &prior)
 		state.keepEndedPause(&prior, out.Properties, r.now())

@@ -12,6 +12,7 @@ import (
 	"github.com/schedulerhq/terraform-provider-scheduler/internal/client"
 	"github.com/schedulerhq/terraform-provider-scheduler/internal/jobdef"
 	"github.com/schedulerhq/terraform-provider-scheduler/internal/recurrence"
+	"github.com/schedulerhq/terraform-provider-scheduler/internal/retry"
 	"github.com/schedulerhq/terraform-provider-scheduler/internal/wire"
 )
 
@@ -22,6 +23,24 @@ func zoneOf(p *wire.JobProperties) *time.Location {
 		return time.UTC
 	}
 	return rule.Location()
+}
+
+// importedFromWire sets m from the API's answer for a job just imported (or listed for
+// configuration generation): fromWire without a prior, except that an action's retryPolicy equal
+// to the default (Fixed, 30 s, 4, however spelled, retry.Parse) is left out, as the
+// configuration of such a job leaves the block out. Terraform refuses a planned block that the
+// configuration leaves out, so the block cannot be kept and planned away: kept, the first plan
+// after the import would remove it. A configuration that writes the default block explicitly
+// plans adding it once instead (an update that sends the same policy). The error action's
+// retryPolicy is always kept: without one it takes the main action's, which may not be the default.
+func (m *jobModel) importedFromWire(id client.JobID, def *wire.JobDefinition) {
+	m.fromWire(id, def, nil)
+	if m.Action == nil || def.Properties == nil || def.Properties.Action == nil || def.Properties.Action.RetryPolicy == nil {
+		return
+	}
+	if pol, problems := retry.Parse("action.retryPolicy", def.Properties.Action.RetryPolicy); len(problems) == 0 && pol == retry.Default() {
+		m.Action.RetryPolicy = nil
+	}
 }
 
 // fromWire sets m from the API's answer for job id; prior is the plan or state (nil on import).

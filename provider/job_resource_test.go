@@ -809,30 +809,36 @@ func TestAccJob_recurrenceDescription(t *testing.T) {
 // importForm is a job created through the API with its times in one of the forms the API
 // accepts, and the configuration a user writes for it: the same spelling, or another one of the
 // same instant (cfgStart, cfgEnd); interval is set explicitly through the API when not 0 (the
-// configuration leaves it out: 1 is the default).
+// configuration leaves it out: 1 is the default), and so is retry (the configuration leaves the
+// retry_policy block out: the policy is the default, importedFromWire).
 type importForm struct {
 	name             string
 	start, end, zone string
 	cfgStart, cfgEnd string
 	interval         int
+	retry            *wire.RetryPolicy // the action's, through the API; the configuration leaves it out
 }
 
 func (f importForm) configStart() string { return cmp.Or(f.cfgStart, f.start) }
 func (f importForm) configEnd() string   { return cmp.Or(f.cfgEnd, f.end) }
 
 var importForms = []importForm{
-	{"offset", "2030-12-01T07:30:00-05:00", "2031-01-01T00:00:00-05:00", "", "", "", 0},
-	{"utc", "2030-12-01T12:30:00Z", "2031-01-01T05:00:00+00:00", "", "", "", 0},
-	{"no-offset", "2030-12-01T07:30:00", "2031-01-01T00:00", "", "", "", 0},
-	{"date-only", "2030-12-01", "2031-01-01", "", "", "", 0},
-	{"fraction", "2030-12-01t07:30:00.250z", "2031-01-01T00:00:00.5+01:00", "", "", "", 0},
-	{"time-zone", "2030-12-01T07:30:00", "2031-01-01", "America/New_York", "", "", 0},
+	{"offset", "2030-12-01T07:30:00-05:00", "2031-01-01T00:00:00-05:00", "", "", "", 0, nil},
+	{"utc", "2030-12-01T12:30:00Z", "2031-01-01T05:00:00+00:00", "", "", "", 0, nil},
+	{"no-offset", "2030-12-01T07:30:00", "2031-01-01T00:00", "", "", "", 0, nil},
+	{"date-only", "2030-12-01", "2031-01-01", "", "", "", 0, nil},
+	{"fraction", "2030-12-01t07:30:00.250z", "2031-01-01T00:00:00.5+01:00", "", "", "", 0, nil},
+	{"time-zone", "2030-12-01T07:30:00", "2031-01-01", "America/New_York", "", "", 0, nil},
 	// The configuration writes the instants the API holds with other offsets.
 	// (start_time's offset is the schedule's zone when there is no time_zone: another offset is another schedule.)
-	{"other-offset", "2030-12-01T12:30:00Z", "2032-06-01T05:00:00Z", "", "", "2032-06-01T00:00:00-05:00", 0},
-	{"other-offset-zone", "2030-12-01T07:30:00", "2031-01-01T05:00:00Z", "America/New_York", "", "2031-01-01T00:00:00", 0},
+	{"other-offset", "2030-12-01T12:30:00Z", "2032-06-01T05:00:00Z", "", "", "2032-06-01T00:00:00-05:00", 0, nil},
+	{"other-offset-zone", "2030-12-01T07:30:00", "2031-01-01T05:00:00Z", "America/New_York", "", "2031-01-01T00:00:00", 0, nil},
 	// The API holds interval 1 explicitly; the configuration leaves it out.
-	{"interval-one", "2030-12-01T07:30:00Z", "2031-01-01T00:00:00Z", "", "", "", 1},
+	{"interval-one", "2030-12-01T07:30:00Z", "2031-01-01T00:00:00Z", "", "", "", 1, nil},
+	// The API holds the default retry policy explicitly, in any spelling; the configuration leaves it out.
+	{"retry-default", "2030-12-01T07:30:00Z", "2031-01-01T00:00:00Z", "", "", "", 0,
+		&wire.RetryPolicy{RetryType: "fixed", RetryInterval: "00:00:30", RetryCount: new(4)}},
+	{"retry-type-only", "2030-12-01T07:30:00Z", "2031-01-01T00:00:00Z", "", "", "", 0, &wire.RetryPolicy{RetryType: "Fixed"}},
 }
 
 func (f importForm) job() *wire.JobDefinition {
@@ -842,7 +848,7 @@ func (f importForm) job() *wire.JobDefinition {
 	}
 	return &wire.JobDefinition{Properties: &wire.JobProperties{
 		StartTime: f.start,
-		Action:    &wire.JobAction{Type: "Http", Request: &wire.HTTPRequest{URI: "http://127.0.0.1:9/" + f.name, Method: "GET"}},
+		Action:    &wire.JobAction{Type: "Http", Request: &wire.HTTPRequest{URI: "http://127.0.0.1:9/" + f.name, Method: "GET"}, RetryPolicy: f.retry},
 		Recurrence: &wire.JobRecurrence{Frequency: "Week", Interval: interval, EndTime: f.end, TimeZone: f.zone,
 			Schedule: &wire.JobRecurrenceSchedule{WeekDays: []string{"Monday", "Friday"}, Hours: []int{7}, Minutes: []int{30}}},
 	}}
