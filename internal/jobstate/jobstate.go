@@ -31,6 +31,10 @@
 //     job at all (Changes) and the state it leaves (Completed, Faulted after FaultedAfter
 //     consecutive faults). The SQL that evaluates this rule inside a statement is named in each
 //     driver as this function's twin; the conformance suite runs both over RecordTable.
+//   - Backfill: Backfill lists the occurrences of [from, to) a backfill runs (anchor, endTime and
+//     excluded dates applying, count not; at most MaxBackfill); they run as the job's manual runs
+//     may (ManualRunAllowed), one execution each, one after the other, oldest first (the store
+//     makes the next due in the transaction that records the end of the previous one).
 //   - Manual runs: ManualRunAllowed (not final, collection not disabled), ManualRunTooEarly
 //     (the collection's maxRecurrence applies to manual runs too) and ManualRunBlocked (one
 //     manual run in flight at a time).
