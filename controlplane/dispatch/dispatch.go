@@ -88,6 +88,15 @@
 //     execution whose attempt has started (its retries, its error action) still finishes.
 //     A job's nextExecutionTime moves on up to Lookahead before the occurrence it replaces has
 //     run.
+//   - A backfill (Executor.Backfill) stores one execution per occurrence before it answers; they
+//     run one after the other, oldest first, each due when the record that ends the previous one
+//     is committed (the store makes it due in that transaction), so a restart or another replica
+//     carries on. They count in executionCount as manual runs do; a change of the job does not
+//     cancel them (none is claimed ahead), and the job's overlap policy sees the one under way as
+//     its unfinished execution.
+//   - A pause that ends (resumeAt) is the scheduler's: it enables the job at that time
+//     (jobstate.Resumed: the next run as an enable at resumeAt computes it), and when it starts
+//     after that time, as of it.
 //   - A failed attempt that will be retried is recorded as Failed; this dispatcher records no
 //     Postponed attempts.
 //   - An occurrence is faulted when its main action failed after its retries and it has no error
