@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -29,9 +30,7 @@ import (
 // $15 ExpectVersion, $16 MaxJobs, $17 whether an existing job is replaced (false in a group: a
 // replace there would lock a job row, so it is left to run on its own, in its own transaction),
 // $18 the driver's origin, stamped on the change the write records (changes.go), $19 and $20 the
-// collection's expected ID and version (0: any), $21 whether the write is a create only, $22
-// whether a replace cancels (store.JobPutParams.CancelWaiting: the job's occurrence
-// waiting, due at $23, store.BufferedDueAt, and writes its count one less; jobstate.WaitingOnChange).
+// collection's expected ID and version (0: any), $21 whether the write is a create only.
 const jobPutHead = `WITH c AS (
 	SELECT id, subscription, resource_group, name, state, job_count, version FROM collections
 	WHERE sub_key = $1::text AND rg_key = $2::text AND name_key = $3::text `
@@ -52,8 +51,7 @@ const jobPutTail = `
 		faulted_count, consecutive_faults, last_execution_time, next_execution_time
 ), upd AS (
 	UPDATE jobs j SET properties = $6::text, state = $7::text, updated_at = $8::timestamptz, version = j.version + 1,
-		execution_count = $9::integer - CASE WHEN $22::boolean THEN (SELECT count(*) FROM executions x
-			WHERE x.job_id = j.id AND x.due_at = $23::timestamptz AND NOT x.backfill) ELSE 0 END, failure_count = $10::integer, faulted_count = $11::integer,
+		execution_count = $9::integer, failure_count = $10::integer, faulted_count = $11::integer,
 		consecutive_faults = $12::integer, last_execution_time = $13::timestamptz, next_execution_time = $14::timestamptz,
 		final_at = CASE WHEN $7::text IN ` + sqlstore.FinalStates + ` THEN
 			CASE WHEN j.state IN ` + sqlstore.FinalStates + ` AND j.final_at IS NOT NULL THEN j.final_at ELSE $8::timestamptz END END
@@ -61,8 +59,6 @@ const jobPutTail = `
 		AND ($19::bigint = 0 OR EXISTS (SELECT 1 FROM c WHERE c.id = $19::bigint AND c.version = $20::bigint))
 	RETURNING false AS created, j.id, j.name, j.state, j.created_at, j.updated_at, j.version, j.execution_count,
 		j.failure_count, j.faulted_count, j.consecutive_faults, j.last_execution_time, j.next_execution_time
-), cw AS (
-	DELETE FROM executions e USING upd WHERE $22::boolean AND e.job_id = upd.id AND e.due_at = $23::timestamptz AND NOT e.backfill
 ), w AS (
 	SELECT * FROM ins UNION ALL SELECT * FROM upd
 ), ch AS (
@@ -73,12 +69,36 @@ SELECT c.id, c.subscription, c.resource_group, c.name, c.state, c.job_count, c.v
 	w.faulted_count, w.consecutive_faults, w.last_execution_time, w.next_execution_time
 FROM c LEFT JOIN w ON true`
 
+// cancelWaitingCount and cancelWaitingCTE make a replace that cancels the job's occurrence
+// waiting (store.JobPutParams.CancelWaiting, jobstate.WaitingOnChange): its execution (due at
+// $22, store.BufferedDueAt, not a backfill's) is deleted in the statement and the count written
+// is one less. Only such writes (the API's change of a BufferOne job) run it; every other write
+// runs the statements above unchanged.
+const (
+	cancelWaitingCount = `execution_count = $9::integer - (SELECT count(*)::integer FROM executions x
+			WHERE x.job_id = j.id AND x.due_at = $22::timestamptz AND NOT x.backfill), failure_count`
+	cancelWaitingCTE = `), cw AS (
+	DELETE FROM executions e USING upd WHERE e.job_id = upd.id AND e.due_at = $22::timestamptz AND NOT e.backfill
+), w AS (`
+)
+
+// jobPutCancelTail is jobPutTail with the cancel of the waiting occurrence.
+var jobPutCancelTail = strings.Replace(strings.Replace(jobPutTail,
+	"execution_count = $9::integer, failure_count", cancelWaitingCount, 1),
+	"), w AS (", cancelWaitingCTE, 1)
+
 // jobPutStatement may create: the collection's row is locked (FOR NO KEY UPDATE, as the job
 // count's trigger locks it; foreign key checks, KEY SHARE, do not wait for it).
 // jobReplaceStatement only replaces (ExpectVersion > 0): it locks no collection.
 const (
 	jobPutStatement     = jobPutHead + `FOR NO KEY UPDATE` + jobPutTail
 	jobReplaceStatement = jobPutHead + jobPutTail
+)
+
+// The statements of a write that cancels the waiting occurrence (CancelWaiting).
+var (
+	jobPutCancelStatement     = jobPutHead + `FOR NO KEY UPDATE` + jobPutCancelTail
+	jobReplaceCancelStatement = jobPutHead + jobPutCancelTail
 )
 
 // putOutcome is what one statement did, when it wrote nothing: the request fails with its
@@ -94,14 +114,19 @@ const (
 // maxPutRaces bounds how often a write runs again after racing others.
 const maxPutRaces = 3
 
-// jobPutArgs are jobPutStatement's arguments.
+// jobPutArgs are jobPutStatement's arguments (and the cancel statements' when replace and
+// p.CancelWaiting).
 func (d *Driver) jobPutArgs(p store.JobPutParams, body string, replace bool) []any {
 	j, st := p.Job, p.Job.Status
 	c := j.Key.CollectionKey
-	return []any{key(c.Subscription), key(c.ResourceGroup), key(c.Name), j.Key.Name, key(j.Key.Name), body, j.State, p.Now,
+	args := []any{key(c.Subscription), key(c.ResourceGroup), key(c.Name), j.Key.Name, key(j.Key.Name), body, j.State, p.Now,
 		st.ExecutionCount, st.FailureCount, st.FaultedCount, st.ConsecutiveFaults, ts(st.LastExecutionTime), ts(st.NextExecutionTime),
 		max(p.ExpectVersion, 0), int32(min(max(p.MaxJobs, 0), 1<<31-1)), replace, d.origin,
-		p.ExpectCollection.ID, p.ExpectCollection.Version, p.CreateOnly, p.CancelWaiting, store.BufferedDueAt}
+		p.ExpectCollection.ID, p.ExpectCollection.Version, p.CreateOnly}
+	if replace && p.CancelWaiting {
+		args = append(args, store.BufferedDueAt) // $22 of the cancel statements
+	}
+	return args
 }
 
 // scanPut reads jobPutStatement's answer: the job written and whether it was created, or the
@@ -169,8 +194,13 @@ func (d *Driver) JobPut(ctx context.Context, params store.JobPutParams) (*store.
 // again when a concurrent write raced it.
 func (d *Driver) jobPutAlone(ctx context.Context, r *sqlstore.PutRequest) {
 	sql := jobPutStatement
-	if r.Params.ExpectVersion > 0 {
+	switch {
+	case r.Params.ExpectVersion > 0 && r.Params.CancelWaiting:
+		sql = jobReplaceCancelStatement
+	case r.Params.ExpectVersion > 0:
 		sql = jobReplaceStatement
+	case r.Params.CancelWaiting:
+		sql = jobPutCancelStatement
 	}
 	for range maxPutRaces {
 		var outcome putOutcome
