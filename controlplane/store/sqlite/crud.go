@@ -341,27 +341,6 @@ func (d *Driver) jobPutBatch(batch []*sqlstore.PutRequest) {
 	batch[0].Out, batch[0].Created, batch[0].Err = nil, false, err
 }
 
-// cancelWaitingSQL cancels job ?1's occurrence waiting (buffered, due at ?2, not a backfill's):
-// a change of the job (store.JobPutParams.CancelWaiting, jobstate.WaitingOnChange).
-const cancelWaitingSQL = `DELETE FROM executions WHERE job_id = ?1 AND due_at = ?2 AND NOT backfill`
-
-// cancelWaiting is what a write p does to job jobID's waiting occurrence before replacing the
-// job: for a change, it is deleted in tx; it returns how many were (taken off the count written).
-func cancelWaiting(ctx context.Context, tx *sql.Tx, p store.JobPutParams, jobID int64) (int, error) {
-	if !p.CancelWaiting {
-		return 0, nil
-	}
-	res, err := tx.ExecContext(ctx, cancelWaitingSQL, jobID, nanos(store.BufferedDueAt))
-	if err != nil {
-		return 0, fmt.Errorf("cancel waiting: %w", err)
-	}
-	n, err := res.RowsAffected()
-	if err != nil {
-		return 0, fmt.Errorf("cancel waiting: %w", err)
-	}
-	return int(n), nil
-}
-
 // jobPutOne writes one job in a batch's transaction. It returns store.ErrNotFound,
 // store.ErrConflict or store.ErrQuota (wrapped) before writing anything. The job it returns is
 // built from what the lookup read and what it wrote (the statements return nothing but the new
