@@ -1,11 +1,15 @@
 package dispatch_test
 
 import (
+	"log/slog"
+	"regexp"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/dispatch"
 	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/store"
+	"github.com/schedulerhq/terraform-provider-scheduler/internal/testlog"
 	"github.com/schedulerhq/terraform-provider-scheduler/internal/wire"
 )
 
@@ -41,7 +45,8 @@ func (e *env) resumed(id int64) dispatch.Resumed {
 // the pause (10:00, 11:00) are not replayed.
 func TestPausedJobResumesAtItsResumeAt(t *testing.T) {
 	tg := newTarget(t)
-	e := newEnv(t, t0.Add(time.Hour), nil)
+	logs := &testlog.Buffer{}
+	e := newEnv(t, t0.Add(time.Hour), func(c *dispatch.Config) { c.Logger = slog.New(slog.NewJSONHandler(logs, nil)) })
 	j := e.pausedHourly(tg.URL + "/p")
 	e.start()
 	e.clock.Set(t0.Add(2*time.Hour + 29*time.Minute))
@@ -54,6 +59,11 @@ func TestPausedJobResumesAtItsResumeAt(t *testing.T) {
 	got := e.job(j.ID)
 	equal(t, "the job after its pause", []any{got.State, got.Properties.ResumeAt, got.Properties.Note, got.Status.NextExecutionTime.UTC()},
 		[]any{store.JobStateEnabled, "", "database migration", t0.Add(3 * time.Hour)})
+	if line := regexp.MustCompile(`\{[^\n]*"msg":"job resumed: its pause ended"[^\n]*\}`).FindString(logs.String()); !strings.Contains(line, `"job":"paused"`) ||
+		!strings.Contains(line, `"resume_at":"2026-06-01T11:30:00Z"`) || !strings.Contains(line, `"note":"database migration"`) ||
+		!strings.Contains(line, `"next_execution_time":"2026-06-01T12:00:00Z"`) {
+		t.Errorf("the log says %q", line)
+	}
 	e.quiet(t0.Add(3*time.Hour - lookahead))
 	tg.noHit(t)
 	e.clock.Set(t0.Add(3 * time.Hour))
