@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
@@ -177,7 +178,9 @@ func TestHandlerWritesThePerJobSeriesAsPromhttpWould(t *testing.T) {
 }
 
 // TestHandlerTextIsWhatExpfmtWrites: the per-job part of the text exposition is, line for line,
-// what expfmt.MetricFamilyToText writes for the same families (in another order of series).
+// what expfmt.MetricFamilyToText writes for the same families (in another order of series); and
+// promtool check metrics (when installed: Debian's prometheus package) accepts the whole of
+// /metrics, the registry's families (the Go runtime's among them) followed by the per-job series.
 func TestHandlerTextIsWhatExpfmtWrites(t *testing.T) {
 	c, _ := exposedCollector(t, true)
 	_, body := scrape(t, c.Handler(prometheus.NewRegistry()))
@@ -200,8 +203,13 @@ func TestHandlerTextIsWhatExpfmtWrites(t *testing.T) {
 		t.Errorf("text exposition:\n%s\nwant (in some order):\n%s", strings.Join(g, "\n"), strings.Join(w, "\n"))
 	}
 	if path, err := exec.LookPath("promtool"); err == nil {
+		// The whole of /metrics as the daemon serves it: the registry's families (the Go
+		// runtime's among them) and then the per-job series.
+		c2, reg := exposedCollector(t, true)
+		reg.MustRegister(collectors.NewGoCollector())
+		_, all := scrape(t, c2.Handler(reg), "Accept-Encoding", "gzip")
 		cmd := exec.Command(path, "check", "metrics")
-		cmd.Stdin = strings.NewReader(string(body))
+		cmd.Stdin = strings.NewReader(string(all))
 		// promtool's lint rules (a counter named *_total, help present) apply; it exits non-zero
 		// on a problem and prints it.
 		if out, err := cmd.CombinedOutput(); err != nil {
