@@ -69,7 +69,9 @@
 //     not spent) or is stored buffered (store.BufferedDueAt: no executor takes it). The record
 //     that ends the job's last unfinished execution releases it (due then; a single process
 //     runs it at once, a replica's executor wakes its taker), or cancels it when the job is no
-//     longer Claimable. The misfire policy Skip records the occurrences it skipped in one
+//     longer Claimable. A change of the job through the API cancels it at once, in the change's
+//     transaction (jobstate.WaitingOnChange). It starts when released: the job's
+//     lastExecutionTime is set then, not when it began to wait. The misfire policy Skip records the occurrences it skipped in one
 //     Skipped entry (a skip claim), then claims the first it did not skip.
 //   - executionCount and lastExecutionTime change when an occurrence is claimed (it has started),
 //     not when its last attempt ends; a job with nothing left becomes Completed when its last

@@ -6,6 +6,7 @@ import (
 
 	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/dispatch"
 	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/store"
+	"github.com/schedulerhq/terraform-provider-scheduler/internal/jobdef"
 	"github.com/schedulerhq/terraform-provider-scheduler/internal/jobstate"
 	"github.com/schedulerhq/terraform-provider-scheduler/internal/wire"
 )
@@ -17,7 +18,8 @@ func (e *env) changeByOwner(id int64, change func(*wire.JobProperties)) *store.J
 	cur := e.job(id)
 	upd := *cur
 	change(&upd.Properties)
-	stored, _, err := e.store.JobPut(e.t.Context(), store.JobPutParams{Job: upd, ExpectVersion: cur.Version, Now: e.clock.Now(), CancelWaiting: true})
+	stored, _, err := e.store.JobPut(e.t.Context(), store.JobPutParams{Job: upd, ExpectVersion: cur.Version, Now: e.clock.Now(),
+		CancelWaiting: jobstate.WaitingOnChange(jobdef.OverlapOf(&cur.Properties))})
 	if err != nil {
 		e.t.Fatal(err)
 	}
