@@ -1759,3 +1759,26 @@ func TestPlanWarnsWhenAReplacementRunsAgain(t *testing.T) {
 		})
 	}
 }
+
+// A job without its action block fails plan through the CLI with the block named with the right
+// article ("An action", not "A action": issue 25's small things).
+func TestAccJob_missingActionBlock(t *testing.T) {
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: protoV6Factories(),
+		Steps: []resource.TestStep{{
+			Config: `
+variable "collection_id" { type = string }
+
+resource "scheduler_job" "test" {
+  job_collection_id = var.collection_id
+  name              = "no-action"
+  start_time        = "2030-01-01T00:00:00Z"
+}
+`,
+			ConfigVariables: config.Variables{"collection_id": config.StringVariable(
+				"/subscriptions/default/resourceGroups/default/providers/Microsoft.Scheduler/jobCollections/plan-only")},
+			PlanOnly:    true,
+			ExpectError: regexp.MustCompile(`(?s)` + messageRE(`Error: Missing action`).String() + `.*` + messageRE(`An action { ... } block is required.`).String()),
+		}},
+	})
+}
