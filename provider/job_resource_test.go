@@ -653,11 +653,15 @@ func TestAccJob_planRejectsWrongPfxPassword(t *testing.T) {
 	})
 }
 
-// describedJob is a job whose schedule is given as HCL (start_time line included).
-func describedJob(collection, schedule string) string {
+// describedJob is a job in the collection var.collection (describedVars) whose schedule is given
+// as HCL (start_time line included): the schedule stays text because the blocks written, their
+// spelling and an expression (unknownStart) are what each step tests.
+func describedJob(schedule string) string {
 	return fmt.Sprintf(`
+variable "collection" { type = string }
+
 resource "scheduler_job_collection" "test" {
-  name = %q
+  name = var.collection
 }
 
 resource "scheduler_job" "test" {
@@ -672,7 +676,12 @@ resource "scheduler_job" "test" {
   }
   %s
 }
-`, collection, schedule)
+`, schedule)
+}
+
+// describedVars names describedJob's collection.
+func describedVars(collection string) config.Variables {
+	return config.Variables{"collection": config.StringVariable(collection)}
 }
 
 // anchorJob is a job whose id the described job's start_time waits for.
@@ -730,7 +739,8 @@ func TestAccJob_recurrenceDescription(t *testing.T) {
 		ProtoV6ProviderFactories: protoV6Factories(),
 		Steps: []resource.TestStep{
 			{
-				Config: describedJob(name, weekdays),
+				Config:          describedJob(weekdays),
+				ConfigVariables: describedVars(name),
 				ConfigPlanChecks: resource.ConfigPlanChecks{
 					PreApply: []plancheck.PlanCheck{
 						plancheck.ExpectKnownValue(addr, words, knownvalue.StringExact("at 09:00 and 17:00, Monday to Friday, from 2030-01-07 08:00, Europe/Berlin")),
@@ -742,7 +752,8 @@ func TestAccJob_recurrenceDescription(t *testing.T) {
 				},
 			},
 			{
-				Config: describedJob(name, lastFriday),
+				Config:          describedJob(lastFriday),
+				ConfigVariables: describedVars(name),
 				ConfigPlanChecks: resource.ConfigPlanChecks{
 					PreApply: []plancheck.PlanCheck{
 						plancheck.ExpectResourceAction(addr, plancheck.ResourceActionUpdate),
@@ -752,7 +763,8 @@ func TestAccJob_recurrenceDescription(t *testing.T) {
 				},
 			},
 			{
-				Config: describedJob(name+"-2", unknownStart) + anchorJob,
+				Config:          describedJob(unknownStart) + anchorJob,
+				ConfigVariables: describedVars(name + "-2"),
 				ConfigPlanChecks: resource.ConfigPlanChecks{
 					PreApply: []plancheck.PlanCheck{plancheck.ExpectUnknownValue(addr, words)},
 				},
@@ -761,11 +773,12 @@ func TestAccJob_recurrenceDescription(t *testing.T) {
 				},
 			},
 			{ // interval left out again: planned away (1 is the default), not kept from the state
-				Config: describedJob(name+"-2", `start_time = "2030-01-01T00:00:00Z"
+				Config: describedJob(`start_time = "2030-01-01T00:00:00Z"
   recurrence {
     frequency = "minute"
     count     = 5
   }`) + anchorJob,
+				ConfigVariables: describedVars(name + "-2"),
 				ConfigPlanChecks: resource.ConfigPlanChecks{
 					PreApply: []plancheck.PlanCheck{
 						plancheck.ExpectResourceAction(addr, plancheck.ResourceActionUpdate),
@@ -782,20 +795,22 @@ func TestAccJob_recurrenceDescription(t *testing.T) {
 					}),
 			},
 			{ // a one-shot whose start_time has passed runs at once: the words say so, and keep it
-				Config: describedJob(name+"-3", `start_time = "2025-06-01T08:00:00"`),
+				Config:          describedJob(`start_time = "2025-06-01T08:00:00"`),
+				ConfigVariables: describedVars(name + "-3"),
 				ConfigPlanChecks: resource.ConfigPlanChecks{
 					PreApply:             []plancheck.PlanCheck{plancheck.ExpectKnownValue(addr, words, knownvalue.StringExact("once, immediately (start_time is in the past)"))},
 					PostApplyPostRefresh: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()},
 				},
 			},
 			{ // without start_time a recurring job runs first when it is created
-				Config: describedJob(name+"-4", `recurrence {
+				Config: describedJob(`recurrence {
     frequency = "week"
     schedule {
       week_days = ["monday"]
       hours     = [9]
     }
   }`),
+				ConfigVariables: describedVars(name + "-4"),
 				ConfigPlanChecks: resource.ConfigPlanChecks{
 					PreApply: []plancheck.PlanCheck{plancheck.ExpectKnownValue(addr, words,
 						knownvalue.StringExact("once when the job is created, then at the minute it was created past the hour 09, Monday, UTC"))},
@@ -854,26 +869,43 @@ func (f importForm) job() *wire.JobDefinition {
 	}}
 }
 
-func (f importForm) hcl() string {
-	zone := ""
-	if f.zone != "" {
-		zone = fmt.Sprintf("\n    time_zone = %q", f.zone)
-	}
-	return fmt.Sprintf(`
-resource "scheduler_job" %q {
+// importFormsConfig is the collection (force_destroy: it holds jobs made through the API that a
+// step does not import) and one job per entry of var.forms (count, not for_each:
+// terraform-plugin-testing imports by command only into a numeric index): the configuration a
+// user writes for each (importForm.variable).
+const importFormsConfig = `
+variable "collection" { type = string }
+variable "forms" {
+  type = list(object({
+    name       = string
+    start_time = string
+    end_time   = string
+    time_zone  = optional(string)
+  }))
+  default = []
+}
+
+resource "scheduler_job_collection" "test" {
+  name          = var.collection
+  force_destroy = true
+}
+
+resource "scheduler_job" "form" {
+  count             = length(var.forms)
   job_collection_id = scheduler_job_collection.test.id
-  name              = %q
-  start_time        = %q
+  name              = var.forms[count.index].name
+  start_time        = var.forms[count.index].start_time
   action {
     type = "Http"
     request {
-      uri    = "http://127.0.0.1:9/%s"
+      uri    = "http://127.0.0.1:9/${var.forms[count.index].name}"
       method = "GET"
     }
   }
   recurrence {
     frequency = "Week"
-    end_time  = %q%s
+    end_time  = var.forms[count.index].end_time
+    time_zone = var.forms[count.index].time_zone
     schedule {
       week_days = ["Monday", "Friday"]
       hours     = [7]
@@ -881,7 +913,19 @@ resource "scheduler_job" %q {
     }
   }
 }
-`, f.name, f.name, f.configStart(), f.name, f.configEnd(), zone)
+`
+
+// variable is f's entry of importFormsConfig's var.forms.
+func (f importForm) variable() config.Variable {
+	v := map[string]config.Variable{
+		"name":       config.StringVariable(f.name),
+		"start_time": config.StringVariable(f.configStart()),
+		"end_time":   config.StringVariable(f.configEnd()),
+	}
+	if f.zone != "" {
+		v["time_zone"] = config.StringVariable(f.zone)
+	}
+	return config.ObjectVariable(v)
 }
 
 // The first plan after importing a job created through the API is empty, whatever form its
@@ -892,15 +936,20 @@ resource "scheduler_job" %q {
 func TestAccJob_importPlansClean(t *testing.T) {
 	coll := acctest.RandomWithPrefix("import")
 	collID := client.CollectionID{Subscription: DefaultSubscriptionID, ResourceGroup: "default", Name: coll}
-	// force_destroy: it holds jobs made through the API that the test does not import
-	collection := fmt.Sprintf("resource \"scheduler_job_collection\" \"test\" {\n  name          = %q\n  force_destroy = true\n}\n", coll)
-	var all strings.Builder
-	all.WriteString(collection)
+	var forms []config.Variable
 	for _, f := range importForms {
-		all.WriteString(f.hcl())
+		forms = append(forms, f.variable())
+	}
+	vars := func(forms ...config.Variable) config.Variables {
+		v := config.Variables{"collection": config.StringVariable(coll)}
+		if len(forms) > 0 { // config.ListVariable() is null
+			v["forms"] = config.ListVariable(forms...)
+		}
+		return v
 	}
 	steps := []resource.TestStep{{
-		Config: collection,
+		Config:          importFormsConfig,
+		ConfigVariables: vars(), // the collection alone
 		Check: func(*terraform.State) error {
 			for _, f := range importForms {
 				if _, err := testClient(t).JobPut(context.Background(), client.JobID{CollectionID: collID, Name: f.name}, f.job()); err != nil {
@@ -910,19 +959,21 @@ func TestAccJob_importPlansClean(t *testing.T) {
 			return nil
 		},
 	}}
-	for _, f := range importForms {
+	for i, f := range importForms {
 		steps = append(steps, resource.TestStep{
-			Config:             all.String(),
-			ResourceName:       "scheduler_job." + f.name,
+			Config:             importFormsConfig,
+			ConfigVariables:    vars(forms...),
+			ResourceName:       fmt.Sprintf("scheduler_job.form[%d]", i),
 			ImportState:        true,
 			ImportStateId:      client.JobID{CollectionID: collID, Name: f.name}.String(),
 			ImportStatePersist: true,
 		})
 	}
 	steps = append(steps,
-		resource.TestStep{Config: all.String(), PlanOnly: true}, // fails on any change
+		resource.TestStep{Config: importFormsConfig, ConfigVariables: vars(forms...), PlanOnly: true}, // fails on any change
 		resource.TestStep{
-			Config:          collection,
+			Config:          importFormsConfig,
+			ConfigVariables: vars(),
 			ResourceName:    "scheduler_job.offset",
 			ImportState:     true,
 			ImportStateKind: resource.ImportBlockWithID,
@@ -1182,13 +1233,16 @@ resource "scheduler_job" "test" {
 }
 
 // planJob is a job whose plan is checked; the collection need not exist, since plan fails first.
-// recurrence and retry are the recurrence and retry_policy blocks, or "".
-func planJob(startTime, recurrence, retry string) string {
+// recurrence and retry are the recurrence and retry_policy blocks, or "": text, because the
+// block as written is what each rule case tests; start_time is var.start_time (planVars).
+func planJob(recurrence, retry string) string {
 	return fmt.Sprintf(`
+variable "start_time" { type = string }
+
 resource "scheduler_job" "test" {
   job_collection_id = "/subscriptions/default/resourceGroups/default/providers/Microsoft.Scheduler/jobCollections/plan-only"
   name              = "rule"
-  start_time        = %q
+  start_time        = var.start_time
   action {
     type = "http"
     request {
@@ -1199,7 +1253,12 @@ resource "scheduler_job" "test" {
   }
   %s
 }
-`, startTime, retry, recurrence)
+`, retry, recurrence)
+}
+
+// planVars sets planJob's start_time.
+func planVars(startTime string) config.Variables {
+	return config.Variables{"start_time": config.StringVariable(startTime)}
 }
 
 // Every rule of SPEC 4.1 fails plan, at the attribute, with the engine's message.
@@ -1357,9 +1416,10 @@ func TestAccJob_planRejectsEveryRule(t *testing.T) {
 			resource.Test(t, resource.TestCase{
 				ProtoV6ProviderFactories: protoV6Factories(),
 				Steps: []resource.TestStep{{
-					Config:      planJob(tc.start, tc.recurrence, tc.retry),
-					PlanOnly:    true,
-					ExpectError: regexp.MustCompile(messageRE(tc.summary).String() + `(?s:.*)` + messageRE(tc.detail).String()),
+					Config:          planJob(tc.recurrence, tc.retry),
+					ConfigVariables: planVars(tc.start),
+					PlanOnly:        true,
+					ExpectError:     regexp.MustCompile(messageRE(tc.summary).String() + `(?s:.*)` + messageRE(tc.detail).String()),
 				}},
 			})
 		})
@@ -1371,11 +1431,12 @@ func TestAccJob_planRejectsUnknownEnum(t *testing.T) {
 	resource.Test(t, resource.TestCase{
 		ProtoV6ProviderFactories: protoV6Factories(),
 		Steps: []resource.TestStep{{
-			Config: planJob("2026-02-01T10:00:00Z", `recurrence {
+			Config: planJob(`recurrence {
     frequency = "fortnight"
   }`, ""),
-			PlanOnly:    true,
-			ExpectError: messageRE(`Attribute recurrence.frequency value must be one of: ["Minute" "Hour" "Day" "Week" "Month"], got: "fortnight"`),
+			ConfigVariables: planVars("2026-02-01T10:00:00Z"),
+			PlanOnly:        true,
+			ExpectError:     messageRE(`Attribute recurrence.frequency value must be one of: ["Minute" "Hour" "Day" "Week" "Month"], got: "fortnight"`),
 		}},
 	})
 }
