@@ -152,26 +152,18 @@ func lockJobs(ctx context.Context, q querier, ids []int64) error {
 // claimSpecial makes one special claim, its job's row locked: the overlap rule decides (run,
 // buffer or skip) from the job's executions, or the claim is a skip.
 func claimSpecial(ctx context.Context, tx pgx.Tx, c store.ExecutionClaim, now time.Time) (store.ExecutionClaimResult, error) {
-	e := c.Execution
-	if e.Phase == "" {
-		e.Phase = store.ActionMain
-	}
-	skip, next, buffered := c.Skip, c.NextExecutionTime, false
-	if skip == nil {
-		running, waiting, err := overlapState(ctx, tx, e.JobID)
-		if err != nil {
+	var (
+		running string
+		waiting bool
+	)
+	if c.Skip == nil {
+		var err error
+		if running, waiting, err = overlapState(ctx, tx, c.Execution.JobID); err != nil {
 			return store.ExecutionClaimResult{}, err
 		}
-		switch jobstate.Overlap(c.Overlap, running != "", waiting) {
-		case jobstate.OverlapSkipIt:
-			skip = &store.HistoryEntry{ExecutionTag: e.Tag, ActionName: store.ActionMain, Status: store.HistorySkipped,
-				Message: jobstate.OverlapSkippedMessage(c.Overlap, running), ExpectedExecutionTime: e.Scheduled, StartTime: now, EndTime: now}
-			next = c.SkipNext
-		case jobstate.OverlapBuffer:
-			buffered = true
-		case jobstate.OverlapRun:
-		}
 	}
+	decided := sqlstore.DecideSpecialClaim(c, running, waiting, now)
+	skip, next, buffered, e := decided.Skip, decided.Next, decided.Buffered, decided.Execution
 	if skip != nil {
 		var (
 			version int64
@@ -193,8 +185,7 @@ func claimSpecial(ctx context.Context, tx pgx.Tx, c store.ExecutionClaim, now ti
 	}
 	last := ts(jobstate.LastExecutionAt(now, e.DueAt))
 	if buffered {
-		// It has not started: the job's lastExecutionTime stays until its release (releasedSQL).
-		e.DueAt, last = store.BufferedDueAt, nil
+		last = nil // the job's lastExecutionTime stays until its release (releasedSQL)
 	}
 	var version int64
 	err := tx.QueryRow(ctx, claimOneSQL, e.JobID, ts(next), last, c.ExpectVersion).Scan(&version, &e.RepeatCount)

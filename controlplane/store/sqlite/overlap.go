@@ -70,27 +70,18 @@ var executionReturning = strings.ReplaceAll(sqlstore.ExecutionColumns, "e.", "")
 // transaction (SQLite has one writer: nothing changes them meanwhile), or the claim is a skip.
 // A claim that runs or buffers returns its execution, to be inserted with the others.
 func (d *Driver) claimSpecial(ctx context.Context, tx *sql.Tx, c store.ExecutionClaim, now int64) (store.ExecutionClaimResult, error) {
-	e := c.Execution
-	if e.Phase == "" {
-		e.Phase = store.ActionMain
-	}
-	skip, next, buffered := c.Skip, c.NextExecutionTime, false
-	if skip == nil {
-		running, waiting, err := overlapState(ctx, tx, e.JobID)
-		if err != nil {
+	var (
+		running string
+		waiting bool
+	)
+	if c.Skip == nil {
+		var err error
+		if running, waiting, err = overlapState(ctx, tx, c.Execution.JobID); err != nil {
 			return store.ExecutionClaimResult{}, err
 		}
-		switch jobstate.Overlap(c.Overlap, running != "", waiting) {
-		case jobstate.OverlapSkipIt:
-			at := fromNanos(now)
-			skip = &store.HistoryEntry{ExecutionTag: e.Tag, ActionName: store.ActionMain, Status: store.HistorySkipped,
-				Message: jobstate.OverlapSkippedMessage(c.Overlap, running), ExpectedExecutionTime: e.Scheduled, StartTime: at, EndTime: at}
-			next = c.SkipNext
-		case jobstate.OverlapBuffer:
-			buffered = true
-		case jobstate.OverlapRun:
-		}
 	}
+	decided := sqlstore.DecideSpecialClaim(c, running, waiting, fromNanos(now))
+	skip, next, buffered, e := decided.Skip, decided.Next, decided.Buffered, decided.Execution
 	if skip != nil {
 		return d.skipClaim(ctx, tx, c.ExpectVersion, e.JobID, next, skip, now)
 	}
@@ -99,9 +90,7 @@ func (d *Driver) claimSpecial(ctx context.Context, tx *sql.Tx, c store.Execution
 		count   int
 		row     *sql.Row
 	)
-	if buffered {
-		// It has not started: the job's lastExecutionTime stays until its release.
-		e.DueAt = store.BufferedDueAt
+	if buffered { // the job's lastExecutionTime stays until its release
 		row = tx.QueryRowContext(ctx, claimBufferedSQL, nanos(next), e.JobID, c.ExpectVersion)
 	} else {
 		row = d.stmt(ctx, tx, "claim.scheduled").QueryRowContext(ctx, nanos(next), lastExecutionAt(&e, now), e.JobID, c.ExpectVersion)
