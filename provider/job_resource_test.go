@@ -33,6 +33,7 @@ import (
 
 	"github.com/schedulerhq/terraform-provider-scheduler/internal/client"
 	"github.com/schedulerhq/terraform-provider-scheduler/internal/clock"
+	"github.com/schedulerhq/terraform-provider-scheduler/internal/retry"
 	"github.com/schedulerhq/terraform-provider-scheduler/internal/testcert"
 	"github.com/schedulerhq/terraform-provider-scheduler/internal/wire"
 )
@@ -1841,5 +1842,97 @@ resource "scheduler_job" "test" {
 			PlanOnly:    true,
 			ExpectError: regexp.MustCompile(`(?s)` + messageRE(`Error: Missing action`).String() + `.*` + messageRE(`An action { ... } block is required.`).String()),
 		}},
+	})
+}
+
+// The other side of importing the default retry policy as no block (importedFromWire): a
+// configuration that writes the default block explicitly plans adding it once after the import,
+// an in-place update that leaves the API's policy the default, then nothing.
+func TestAccJob_importDefaultRetryWrittenExplicitly(t *testing.T) {
+	coll := acctest.RandomWithPrefix("import")
+	id := client.JobID{CollectionID: client.CollectionID{Subscription: DefaultSubscriptionID, ResourceGroup: "default", Name: coll}, Name: "retry"}
+	const cfg = `
+variable "collection" { type = string }
+variable "with_job" { type = bool }
+
+resource "scheduler_job_collection" "test" {
+  name          = var.collection
+  force_destroy = true
+}
+
+resource "scheduler_job" "test" {
+  count             = var.with_job ? 1 : 0
+  job_collection_id = scheduler_job_collection.test.id
+  name              = "retry"
+  start_time        = "2030-12-01T07:30:00Z"
+  action {
+    type = "Http"
+    request {
+      uri    = "http://127.0.0.1:9/retry"
+      method = "GET"
+    }
+    retry_policy {
+      retry_type     = "Fixed"
+      retry_interval = "PT30S"
+      retry_count    = 4
+    }
+  }
+}
+`
+	vars := func(withJob bool) config.Variables {
+		return config.Variables{"collection": config.StringVariable(coll), "with_job": config.BoolVariable(withJob)}
+	}
+	retryPolicy := tfjsonpath.New("action").AtMapKey("retry_policy")
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: protoV6Factories(),
+		Steps: []resource.TestStep{
+			{
+				Config:          cfg,
+				ConfigVariables: vars(false),
+				Check: func(*terraform.State) error {
+					job := &wire.JobDefinition{Properties: &wire.JobProperties{StartTime: "2030-12-01T07:30:00Z", Action: &wire.JobAction{
+						Type: "Http", Request: &wire.HTTPRequest{URI: "http://127.0.0.1:9/retry", Method: "GET"},
+						RetryPolicy: &wire.RetryPolicy{RetryType: "Fixed", RetryInterval: "00:00:30", RetryCount: new(4)}}}}
+					_, err := testClient(t).JobPut(context.Background(), id, job)
+					return err
+				},
+			},
+			{
+				Config:             cfg,
+				ConfigVariables:    vars(true),
+				ResourceName:       "scheduler_job.test[0]",
+				ImportState:        true,
+				ImportStateId:      id.String(),
+				ImportStatePersist: true,
+				ImportStateCheck: func(s []*terraform.InstanceState) error {
+					for _, is := range s {
+						if is.ID == id.String() {
+							if v, ok := is.Attributes["action.retry_policy.retry_type"]; ok {
+								return fmt.Errorf("imported with retry_policy (retry_type %q), want none", v)
+							}
+							return nil
+						}
+					}
+					return fmt.Errorf("the job is not among the imported states")
+				},
+			},
+			{
+				Config:          cfg,
+				ConfigVariables: vars(true),
+				ConfigPlanChecks: resource.ConfigPlanChecks{
+					PreApply: []plancheck.PlanCheck{
+						plancheck.ExpectResourceAction("scheduler_job.test[0]", plancheck.ResourceActionUpdate),
+						plancheck.ExpectKnownValue("scheduler_job.test[0]", retryPolicy.AtMapKey("retry_type"), knownvalue.StringExact("Fixed")),
+					},
+					PostApplyPostRefresh: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()},
+				},
+				Check: checkJob(t, id, func(p *wire.JobProperties) error {
+					if pol, ps := retry.Parse("action.retryPolicy", p.Action.RetryPolicy); len(ps) > 0 || pol != retry.Default() {
+						return fmt.Errorf("retry policy %+v (%v), want the default", p.Action.RetryPolicy, ps)
+					}
+					return nil
+				}),
+			},
+		},
 	})
 }
