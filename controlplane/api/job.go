@@ -266,6 +266,8 @@ func (s *Server) saveJob(w http.ResponseWriter, r *http.Request, rt route, info 
 		// A write over a stored job is its owner's change: it cancels an occurrence waiting
 		// (buffered) for the job's unfinished execution, which only a BufferOne job can have.
 		params.CancelWaiting = old != nil && jobstate.WaitingOnChange(jobdef.OverlapOf(&old.Properties))
+		// Disabling the job cancels its backfill's executions not yet started.
+		params.CancelBackfill = old != nil && jobstate.BackfillOnChange(old.State, coll.Properties.State, params.Job.State, coll.Properties.State)
 		if blind {
 			params.CreateOnly = true
 			params.ExpectCollection = store.CollectionVersion{ID: coll.ID, Version: coll.Version}
@@ -380,13 +382,16 @@ func (s *Server) rescheduleJob(ctx context.Context, j *store.Job, collectionStat
 			return err
 		}
 		next, state := jobstate.FirstRun(rule, j.State, collectionState, j.Status.ExecutionCount, s.clock.Now())
-		if next.Equal(j.Status.NextExecutionTime) && state == j.State {
+		// The collection's state changed: disabling it cancels the job's backfill's executions
+		// not yet started (a collection that is not Enabled was not before: it changed).
+		cancel := jobstate.BackfillOnChange(j.State, jobstate.CollectionEnabled, state, collectionState)
+		if next.Equal(j.Status.NextExecutionTime) && state == j.State && !cancel {
 			return nil
 		}
 		upd := *j
 		upd.Status.NextExecutionTime = next
 		upd.State = state
-		_, _, err = s.store.JobPut(ctx, store.JobPutParams{Job: upd, ExpectVersion: j.Version, Now: s.clock.Now()})
+		_, _, err = s.store.JobPut(ctx, store.JobPutParams{Job: upd, ExpectVersion: j.Version, Now: s.clock.Now(), CancelBackfill: cancel})
 		if !errors.Is(err, store.ErrConflict) {
 			return err
 		}

@@ -158,6 +158,13 @@ type JobPutParams struct {
 	// job exists: that execution is deleted with no history and the job's ExecutionCount written
 	// is one less; the job returned says so.
 	CancelWaiting bool
+	// CancelBackfill: the write disables the job or follows its collection's disabling
+	// (jobstate.BackfillOnChange): in the write's transaction, when the job exists, the
+	// executions of its backfill that wait (DueAt BackfillWaiting) are deleted with no history
+	// and the job's ExecutionCount written is that many less (with the waiting occurrence
+	// CancelWaiting cancels, when there is one); the job returned says so. The execution under
+	// way is left to finish.
+	CancelBackfill bool
 }
 
 // CollectionVersion is a collection as of one write: its ID and Version.

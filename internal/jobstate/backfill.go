@@ -48,3 +48,16 @@ func Backfill(rule *recurrence.Rule, from, to, now time.Time) ([]time.Time, wire
 }
 
 func utc(t time.Time) string { return t.UTC().Format(time.RFC3339) }
+
+// BackfillOnChange is what a change of a job's state, or of its collection's, does to the job's
+// backfill under way (SPEC 5: a change cancels the occurrences not yet started): disabling the
+// job or its collection (Claimable before the change, not after) cancels the backfill's
+// executions still waiting, deleted with no history and taken off the job's executionCount, as
+// a cancelled claim; the execution under way finishes (its retries and error action too). Any
+// other change leaves the backfill alone, so that a job that is Disabled can still be
+// backfilled and its backfill runs to the end. The stores cancel them in the job write's
+// transaction (store.JobPutParams.CancelBackfill), with the waiting occurrence a change cancels
+// (WaitingOnChange). Deleting the job deletes its executions with it.
+func BackfillOnChange(state, collectionState, newState, newCollectionState string) (cancel bool) {
+	return Claimable(state, collectionState) && !Claimable(newState, newCollectionState)
+}

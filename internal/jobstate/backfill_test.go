@@ -54,3 +54,23 @@ func TestBackfill(t *testing.T) {
 		t.Errorf("1,001 occurrences: %v", ps)
 	}
 }
+
+func TestBackfillOnChange(t *testing.T) {
+	on, off := jobstate.CollectionEnabled, "Disabled"
+	for _, c := range []struct {
+		state, collection, newState, newCollection string
+		want                                       bool
+	}{
+		{jobstate.Enabled, on, jobstate.Disabled, on, true},
+		{jobstate.Enabled, on, jobstate.Enabled, off, true},
+		{jobstate.Enabled, on, jobstate.Enabled, "Suspended", true},
+		{jobstate.Enabled, on, jobstate.Enabled, on, false},
+		{jobstate.Disabled, on, jobstate.Disabled, on, false}, // a Disabled job's backfill runs on
+		{jobstate.Disabled, on, jobstate.Enabled, on, false},
+		{jobstate.Enabled, off, jobstate.Disabled, off, false},
+	} {
+		if got := jobstate.BackfillOnChange(c.state, c.collection, c.newState, c.newCollection); got != c.want {
+			t.Errorf("BackfillOnChange(%s, %s, %s, %s) = %v, want %v", c.state, c.collection, c.newState, c.newCollection, got, c.want)
+		}
+	}
+}

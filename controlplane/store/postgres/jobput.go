@@ -74,11 +74,13 @@ FROM c LEFT JOIN w ON true`
 // $22, store.BufferedDueAt, not a backfill's) is deleted in the statement and the count written
 // is one less. Only such writes (the API's change of a BufferOne job) run it; every other write
 // runs the statements above unchanged.
+// With $23 (store.JobPutParams.CancelBackfill, jobstate.BackfillOnChange) the executions of the
+// job's backfill that wait (due at $22 as well) are cancelled with it.
 const (
 	cancelWaitingCount = `execution_count = $9::integer - (SELECT count(*)::integer FROM executions x
-			WHERE x.job_id = j.id AND x.due_at = $22::timestamptz AND NOT x.backfill), failure_count`
+			WHERE x.job_id = j.id AND x.due_at = $22::timestamptz AND (NOT x.backfill OR $23::boolean)), failure_count`
 	cancelWaitingCTE = `), cw AS (
-	DELETE FROM executions e USING upd WHERE e.job_id = upd.id AND e.due_at = $22::timestamptz AND NOT e.backfill
+	DELETE FROM executions e USING upd WHERE e.job_id = upd.id AND e.due_at = $22::timestamptz AND (NOT e.backfill OR $23::boolean)
 ), w AS (`
 )
 
@@ -101,6 +103,10 @@ var (
 	jobReplaceCancelStatement = jobPutHead + jobPutCancelTail
 )
 
+// cancels reports whether a write runs a cancel statement: it cancels the job's waiting
+// occurrence, or its backfill's waiting executions.
+func cancels(p store.JobPutParams) bool { return p.CancelWaiting || p.CancelBackfill }
+
 // putOutcome is what one statement did, when it wrote nothing: the request fails with its
 // error, or runs again on its own.
 type putOutcome int
@@ -115,7 +121,7 @@ const (
 const maxPutRaces = 3
 
 // jobPutArgs are jobPutStatement's arguments (and the cancel statements' when replace and
-// p.CancelWaiting).
+// cancels(p)).
 func (d *Driver) jobPutArgs(p store.JobPutParams, body string, replace bool) []any {
 	j, st := p.Job, p.Job.Status
 	c := j.Key.CollectionKey
@@ -123,8 +129,8 @@ func (d *Driver) jobPutArgs(p store.JobPutParams, body string, replace bool) []a
 		st.ExecutionCount, st.FailureCount, st.FaultedCount, st.ConsecutiveFaults, ts(st.LastExecutionTime), ts(st.NextExecutionTime),
 		max(p.ExpectVersion, 0), int32(min(max(p.MaxJobs, 0), 1<<31-1)), replace, d.origin,
 		p.ExpectCollection.ID, p.ExpectCollection.Version, p.CreateOnly}
-	if replace && p.CancelWaiting {
-		args = append(args, store.BufferedDueAt) // $22 of the cancel statements
+	if replace && cancels(p) {
+		args = append(args, store.BufferedDueAt, p.CancelBackfill) // $22 and $23 of the cancel statements
 	}
 	return args
 }
@@ -195,11 +201,11 @@ func (d *Driver) JobPut(ctx context.Context, params store.JobPutParams) (*store.
 func (d *Driver) jobPutAlone(ctx context.Context, r *sqlstore.PutRequest) {
 	sql := jobPutStatement
 	switch {
-	case r.Params.ExpectVersion > 0 && r.Params.CancelWaiting:
+	case r.Params.ExpectVersion > 0 && cancels(r.Params):
 		sql = jobReplaceCancelStatement
 	case r.Params.ExpectVersion > 0:
 		sql = jobReplaceStatement
-	case r.Params.CancelWaiting:
+	case cancels(r.Params):
 		sql = jobPutCancelStatement
 	}
 	for range maxPutRaces {

@@ -231,15 +231,25 @@ func (d *Driver) releaseOne(ctx context.Context, tx *sql.Tx, jobID, now int64) (
 
 // cancelWaitingSQL cancels job ?1's occurrence waiting (buffered, due at ?2, not a backfill's):
 // a change of the job (store.JobPutParams.CancelWaiting, jobstate.WaitingOnChange).
-const cancelWaitingSQL = `DELETE FROM executions WHERE job_id = ?1 AND due_at = ?2 AND NOT backfill`
+// cancelAllWaitingSQL cancels the executions of its backfill that wait too (due at ?2 as well):
+// the job or its collection disabled (store.JobPutParams.CancelBackfill, jobstate.BackfillOnChange).
+const (
+	cancelWaitingSQL    = `DELETE FROM executions WHERE job_id = ?1 AND due_at = ?2 AND NOT backfill`
+	cancelAllWaitingSQL = `DELETE FROM executions WHERE job_id = ?1 AND due_at = ?2`
+)
 
-// cancelWaiting is what a write p does to job jobID's waiting occurrence before replacing the
-// job: for a change, it is deleted in tx; it returns how many were (taken off the count written).
+// cancelWaiting is what a write p does to job jobID's waiting occurrence and backfill before
+// replacing the job: for a change, they are deleted in tx; it returns how many were (taken off
+// the count written).
 func cancelWaiting(ctx context.Context, tx *sql.Tx, p store.JobPutParams, jobID int64) (int, error) {
-	if !p.CancelWaiting {
+	q := cancelWaitingSQL
+	switch {
+	case p.CancelBackfill:
+		q = cancelAllWaitingSQL
+	case !p.CancelWaiting:
 		return 0, nil
 	}
-	res, err := tx.ExecContext(ctx, cancelWaitingSQL, jobID, nanos(store.BufferedDueAt))
+	res, err := tx.ExecContext(ctx, q, jobID, nanos(store.BufferedDueAt))
 	if err != nil {
 		return 0, fmt.Errorf("cancel waiting: %w", err)
 	}

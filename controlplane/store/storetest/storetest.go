@@ -113,6 +113,7 @@ var areas = []struct {
 		{name: "OverlapChange", fn: testRuleOverlapChange},
 		{name: "OverlapLastExecution", fn: testRuleOverlapLastExecution},
 		{name: "OverlapRace", fn: testOverlapRace, serial: true},
+		{name: "BackfillDisabled", fn: testRuleBackfillDisabled},
 	}},
 	{"ChangeFeed", []testCase{
 		{name: "Changes", fn: testChangeFeed},

@@ -1,0 +1,68 @@
+package api
+
+import (
+	"fmt"
+	"net/http"
+	"reflect"
+	"testing"
+	"time"
+
+	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/store"
+)
+
+// TestDisablingCancelsTheBackfill: disabling a job (PATCH) or its collection (POST .../disable)
+// while its backfill runs cancels the backfill's executions not yet started in the write (the
+// running one stays; executionCount two less in the answer and the store); a change of a job
+// that was already Disabled (its note) leaves its backfill alone.
+func TestDisablingCancelsTheBackfill(t *testing.T) {
+	jobPath := collPath + "/jobs/j1" + apiVersion
+	for _, tc := range []struct {
+		name, state string
+		change      func(h *harness) response
+		wantTags    []string
+		wantCount   int
+	}{
+		{"job disabled", "Enabled", func(h *harness) response {
+			return h.must(http.StatusOK, http.MethodPatch, jobPath, `{"properties":{"state":"Disabled"}}`)
+		}, []string{"b1"}, 1},
+		{"collection disabled", "Enabled", func(h *harness) response {
+			h.must(http.StatusOK, http.MethodPost, collPath+"/disable"+apiVersion, nil)
+			return response{}
+		}, []string{"b1"}, 1},
+		{"a Disabled job's note", "Disabled", func(h *harness) response {
+			return h.must(http.StatusOK, http.MethodPatch, jobPath, `{"properties":{"note":"still backfilling"}}`)
+		}, []string{"b1", "b2", "b3"}, 3},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := newHarness(t)
+			h.collection(collPath, `{"sku":{"name":"Standard"}}`)
+			h.must(http.StatusCreated, http.MethodPut, jobPath, whenJob(fmt.Sprintf(`"state":%q`, tc.state)))
+			j := h.storedJob("j1")
+			p := store.ExecutionBackfillParams{JobID: j.ID, Now: h.clock.Now()}
+			for i := range 3 {
+				p.Executions = append(p.Executions, store.Execution{Tag: fmt.Sprintf("b%d", i+1), Scheduled: h.clock.Now().Add(time.Duration(i-5) * time.Hour)})
+			}
+			if _, err := h.store.ExecutionBackfill(t.Context(), p); err != nil {
+				t.Fatal(err)
+			}
+			r := tc.change(h)
+			xs, err := h.store.ExecutionListUnfinished(t.Context(), store.ExecutionListUnfinishedParams{JobID: j.ID})
+			if err != nil {
+				t.Fatal(err)
+			}
+			tags := []string{}
+			for _, x := range xs {
+				tags = append(tags, x.Tag)
+			}
+			got := []any{tags, h.storedJob("j1").Status.ExecutionCount}
+			want := []any{tc.wantTags, tc.wantCount}
+			if r.status != 0 {
+				got = append(got, get(r.json(t), "properties", "status", "executionCount"))
+				want = append(want, float64(tc.wantCount))
+			}
+			if !reflect.DeepEqual(got, want) {
+				t.Fatalf("after the change %v, want %v", got, want)
+			}
+		})
+	}
+}
