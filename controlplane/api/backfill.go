@@ -17,7 +17,8 @@ import (
 // collection does not let it run (jobstate.ManualRunAllowed, as for a manual run), is a 409, and
 // so is a job whose previous backfill is unfinished. A valid backfill is stored by the dispatcher
 // before the answer, 202 with the count (wire.JobBackfillResponse): its executions run one after
-// the other, oldest first.
+// the other, oldest first. Disabling the job or its collection afterwards cancels those not yet
+// started (jobstate.BackfillOnChange, in the job's write).
 func (s *Server) backfillJob(w http.ResponseWriter, r *http.Request, rt route, info *reqInfo) *apiError {
 	body, e := readBody(r)
 	if e != nil {
