@@ -60,6 +60,7 @@ func selfCPU() (time.Duration, error) {
 type cpuMark struct {
 	daemon, self time.Duration
 	allocs       allocCounters
+	server       map[int]time.Duration // with --store: the PostgreSQL server processes of the daemons' connections
 }
 
 // markCPU marks the CPU and the allocations of the daemon and its replicas (summed) and the CPU
@@ -83,7 +84,13 @@ func markCPU(ctx context.Context, d *daemon) (cpuMark, error) {
 	if err != nil {
 		return cpuMark{}, err
 	}
-	return cpuMark{daemon: dc, self: sc, allocs: al}, nil
+	m := cpuMark{daemon: dc, self: sc, allocs: al}
+	if d.schema != "" {
+		if m.server, err = serverCPU(ctx, d.opts, d.schema); err != nil {
+			return cpuMark{}, err
+		}
+	}
+	return m, nil
 }
 
 // since describes the CPU used from m to now per unit of work (n units named what).
@@ -95,9 +102,15 @@ func (m cpuMark) since(now cpuMark, n int, what string) string {
 		}
 		return (t / time.Duration(n)).Round(time.Microsecond).String()
 	}
-	return fmt.Sprintf("daemon %s (%s per %s; %s), schedbench %s (%s per %s)",
+	s := fmt.Sprintf("daemon %s (%s per %s; %s), schedbench %s (%s per %s)",
 		dd.Round(10*time.Millisecond), per(dd), what, m.allocs.perUnit(now.allocs, n, what),
 		ds.Round(10*time.Millisecond), per(ds), what)
+	if now.server != nil {
+		sv := serverCPUSince(m.server, now.server)
+		s += fmt.Sprintf(", PostgreSQL server processes %s (%s per %s; %d connections)",
+			sv.Round(10*time.Millisecond), per(sv), what, len(now.server))
+	}
+	return s
 }
 
 // perUnit is the daemon CPU and allocations from m to now per unit of work (n units).

@@ -46,3 +46,12 @@ func TestProcessCPUOfThisProcess(t *testing.T) {
 		t.Errorf("processCPU = %s, selfCPU = %s: want both positive and within a tick or so of each other", got, self)
 	}
 }
+
+func TestServerCPUSince(t *testing.T) {
+	before := map[int]time.Duration{10: time.Second, 11: 2 * time.Second, 12: time.Second}
+	now := map[int]time.Duration{10: 3 * time.Second, 11: 2 * time.Second, 13: 500 * time.Millisecond}
+	// 10 used 2 s, 11 nothing, 12 closed (not counted), 13 opened since: all of its 0.5 s.
+	if got := serverCPUSince(before, now); got != 2500*time.Millisecond {
+		t.Errorf("serverCPUSince = %s, want 2.5s", got)
+	}
+}

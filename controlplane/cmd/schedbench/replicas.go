@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 
@@ -49,6 +50,9 @@ func prepareStore(ctx context.Context, o options, dir string) (schema, storeURL 
 	}
 	q := u.Query()
 	q.Set("search_path", schema)
+	// The daemons' connections carry the schema's name, so that their server processes (their
+	// CPU time: serverCPU) are told apart from other clients of the same server.
+	q.Set("application_name", schema)
 	u.RawQuery = q.Encode()
 	key := make([]byte, 32)
 	if _, err := rand.Read(key); err != nil {
@@ -70,4 +74,43 @@ func dropSchema(o options, schema string) {
 	}
 	defer func() { _ = conn.Close(ctx) }()
 	_, _ = conn.Exec(ctx, `DROP SCHEMA `+schema+` CASCADE`)
+}
+
+// serverCPU returns the CPU time (user + system) of each PostgreSQL server process serving the
+// daemons' connections (their application_name is the run's schema), by pid. The server must
+// run on this machine (its /proc is read). A connection closed meanwhile takes its CPU time
+// with it; the daemons' pools keep theirs open for the run.
+func serverCPU(ctx context.Context, o options, schema string) (map[int]time.Duration, error) {
+	conn, err := pgx.Connect(ctx, o.store)
+	if err != nil {
+		return nil, fmt.Errorf("server CPU: %w", err)
+	}
+	defer func() { _ = conn.Close(ctx) }()
+	rows, err := conn.Query(ctx, `SELECT pid FROM pg_stat_activity WHERE application_name = $1`, schema)
+	if err != nil {
+		return nil, fmt.Errorf("server CPU: %w", err)
+	}
+	pids, err := pgx.CollectRows(rows, pgx.RowTo[int32])
+	if err != nil {
+		return nil, fmt.Errorf("server CPU: %w", err)
+	}
+	cpu := make(map[int]time.Duration, len(pids))
+	for _, pid := range pids {
+		c, err := processCPU(int(pid))
+		if err != nil {
+			continue // gone meanwhile, or not on this machine
+		}
+		cpu[int(pid)] = c
+	}
+	return cpu, nil
+}
+
+// serverCPUSince sums, over the server processes of now, the CPU time they used since before
+// (all of it for a process started since).
+func serverCPUSince(before, now map[int]time.Duration) time.Duration {
+	var t time.Duration
+	for pid, c := range now {
+		t += c - before[pid]
+	}
+	return t
 }
