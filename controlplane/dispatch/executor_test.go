@@ -1,6 +1,7 @@
 package dispatch_test
 
 import (
+	"fmt"
 	"slices"
 	"testing"
 	"time"
@@ -164,4 +165,43 @@ func (e *env) stopAdvancing() {
 			e.clock.Advance(time.Millisecond)
 		}
 	}
+}
+
+// TestAReplicasExecutorTakesAgainWhenRecordsFreeItsRoom: what an executor owns is bounded (4 ×
+// Workers), and the executions whose attempts ended stay owned until their records commit. When
+// the taker stopped at that bound, the commit of those records wakes it: the rest are taken at
+// once, not at the next Poll (an hour here, and the fake clock does not move). Workers 2 (8
+// owned at most), BatchSize 2 (records wait while an attempt is under way, until 8 pile up): one
+// attempt hangs while 7 others run and wait for their records, then it ends.
+func TestAReplicasExecutorTakesAgainWhenRecordsFreeItsRoom(t *testing.T) {
+	tg, stuck := newTarget(t), newTarget(t)
+	hang := make(chan struct{})
+	stuck.block = hang
+	e := newEnv(t, t0, func(c *dispatch.Config) {
+		c.Owner, c.Lease, c.Poll, c.Workers, c.BatchSize = "a", time.Hour, time.Hour, 2, 2
+	})
+	props := everyMinute(t0.Add(time.Hour))
+	props.Action = httpAction(stuck.URL + "/hangs")
+	first := e.putJob("hangs", props, "Enabled")
+	e.start()
+	e.leaderClaim(first, "hangs", t0)
+	props.Action = httpAction(tg.URL + "/runs")
+	for i := range 12 {
+		e.leaderClaim(e.putJob(fmt.Sprintf("j%02d", i), props, "Enabled"), fmt.Sprintf("runs-%02d", i), t0)
+	}
+	e.exec.Wake()
+	stuck.next(t)
+	for range 7 { // then the bound: the hanging one and 7 waiting for their records
+		tg.next(t)
+	}
+	close(hang)
+	for i := range 5 {
+		if h := tg.next(t); h.Path != "/runs" {
+			t.Fatalf("request %d after the records: %s", i, h.Path)
+		}
+	}
+	for range 13 {
+		<-e.records
+	}
+	equal(t, "unfinished executions", len(e.unfinished()), 0)
 }

@@ -288,5 +288,10 @@ func (ex *Executor) commitRecords(ctx context.Context, batch []*recordOp) []*rec
 		}
 	}
 	ex.inbox.post(recordsCommitted{records: batch, results: res})
+	if replica && ex.starved.Load() {
+		// What it owns is bounded too (room): the executions recorded here were still owned
+		// until now, so the taker may have stopped for them rather than for its workers.
+		ex.Wake()
+	}
 	return nil
 }
