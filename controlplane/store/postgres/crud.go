@@ -222,13 +222,26 @@ func (d *Driver) JobGet(ctx context.Context, params store.JobGetParams) (*store.
 	return j, nil
 }
 
+// jobWithCollection is sqlstore.JobWithCollection with the job looked up in a lateral subquery
+// that is not flattened (OFFSET 0): the collection's ID is a parameter of the job's index scan,
+// never a join condition that a generic plan made from a small table's statistics leaves out of
+// it (a scan of the whole index on name_key alone; see jobput.go).
+const jobWithCollection = `SELECT c.id, c.subscription, c.resource_group, c.name, c.location, c.tags, c.properties, c.created_at,
+	c.updated_at, c.version,
+	COALESCE(j.id, 0), c.id, c.subscription, c.resource_group, c.name, c.state, COALESCE(j.name, ''), COALESCE(j.properties, '{}'),
+	COALESCE(j.state, ''), COALESCE(j.created_at, $5), COALESCE(j.updated_at, $5), COALESCE(j.version, 0),
+	COALESCE(j.execution_count, 0), COALESCE(j.failure_count, 0), COALESCE(j.faulted_count, 0), COALESCE(j.consecutive_faults, 0),
+	COALESCE(j.last_execution_time, $5), COALESCE(j.next_execution_time, $5)
+	FROM collections c LEFT JOIN LATERAL (SELECT * FROM jobs WHERE collection_id = c.id AND name_key = $4 OFFSET 0) j ON true
+	WHERE c.sub_key = $1 AND c.rg_key = $2 AND c.name_key = $3`
+
 // JobGetWithCollection returns a job's collection and the job (nil when absent) in one lookup,
 // or store.ErrNotFound when the collection is absent.
 func (d *Driver) JobGetWithCollection(ctx context.Context, params store.JobGetParams) (*store.Collection, *store.Job, error) {
 	var cr collectionRow
 	k := params.Key
 	j, err := scanJob(sqlstore.Prefixed{
-		Row:    d.pool.QueryRow(ctx, sqlstore.JobWithCollection, append(jobKeyArgs(k), nil)...),
+		Row:    d.pool.QueryRow(ctx, jobWithCollection, append(jobKeyArgs(k), nil)...),
 		Prefix: cr.dest(),
 	})
 	if errors.Is(err, pgx.ErrNoRows) {
