@@ -327,7 +327,7 @@ func (ex *Executor) Run(ctx context.Context) error {
 	}
 
 	w := &batchWriter{ops: ex.records, clock: ex.clock, batchSize: ex.cfg.BatchSize, depth: 1,
-		busy: ex.tasks.busy, idle: ex.tasks.idle, commitRecords: ex.commitRecords}
+		busy: ex.recordsMayWait, idle: ex.tasks.idle, commitRecords: ex.commitRecords}
 	writerDone := make(chan struct{})
 	go func() {
 		defer close(writerDone)

@@ -205,3 +205,36 @@ func TestAReplicasExecutorTakesAgainWhenRecordsFreeItsRoom(t *testing.T) {
 	}
 	equal(t, "unfinished executions", len(e.unfinished()), 0)
 }
+
+// TestAReplicasRecordsDoNotHoldItsTakesBack: records wait while attempts are under way, but not
+// when they are what keeps a replica's executor at its bound of owned executions. Workers 2 (8
+// owned at most), BatchSize 2: one attempt hangs throughout (so the executor is busy and, on the
+// fake clock, maxRecordWait never passes) while the 12 others all run: their records commit as
+// the bound nears instead of waiting for the hanging one, so that the executor takes the rest.
+func TestAReplicasRecordsDoNotHoldItsTakesBack(t *testing.T) {
+	tg, stuck := newTarget(t), newTarget(t)
+	hang := make(chan struct{})
+	stuck.block = hang
+	e := newEnv(t, t0, func(c *dispatch.Config) {
+		c.Owner, c.Lease, c.Poll, c.Workers, c.BatchSize = "a", time.Hour, time.Hour, 2, 2
+	})
+	props := everyMinute(t0.Add(time.Hour))
+	props.Action = httpAction(stuck.URL + "/hangs")
+	first := e.putJob("hangs", props, "Enabled")
+	e.start()
+	e.leaderClaim(first, "hangs", t0)
+	props.Action = httpAction(tg.URL + "/runs")
+	for i := range 12 {
+		e.leaderClaim(e.putJob(fmt.Sprintf("j%02d", i), props, "Enabled"), fmt.Sprintf("runs-%02d", i), t0)
+	}
+	e.exec.Wake()
+	stuck.next(t)
+	for range 12 { // all of them, while the one hangs
+		tg.next(t)
+	}
+	close(hang)
+	for range 13 {
+		<-e.records
+	}
+	equal(t, "unfinished executions", len(e.unfinished()), 0)
+}

@@ -62,6 +62,19 @@ func (ex *Executor) room() int {
 	return min(free, 4*ex.cfg.Workers-ex.owned.len())
 }
 
+// ownedNearBound reports whether what a replica's executor owns is within a batch of its bound
+// (4 × Workers, room): the executions whose records wait are among them.
+func (ex *Executor) ownedNearBound() bool {
+	return ex.replica() && ex.owned.len() >= 4*ex.cfg.Workers-ex.cfg.BatchSize
+}
+
+// recordsMayWait is the record writer's busy: records wait while attempts wait to start or are
+// under way, unless they are what keeps a replica's executor from taking more (ownedNearBound:
+// a burst larger than the bound would otherwise stop at it until maxRecordWait).
+func (ex *Executor) recordsMayWait() bool {
+	return ex.tasks.busy() && !ex.ownedNearBound()
+}
+
 // take takes executions for this executor (p's Owner, Lease and Now are filled in) and hands
 // them to its loop.
 func (ex *Executor) take(ctx context.Context, p store.ExecutionTakeParams) ([]store.TakenExecution, error) {
