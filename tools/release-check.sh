@@ -7,7 +7,8 @@
 #   3. its output is what a registry expects: one terraform-provider-scheduler_V_OS_ARCH.zip per
 #      platform holding exactly terraform-provider-scheduler_vV(.exe), a V_manifest.json equal to
 #      terraform-registry-manifest.json, and a V_SHA256SUMS that lists every zip and the manifest
-#      and verifies.
+#      and verifies;
+#   4. CHANGELOG.md is in the format the registries show (tools/changelog-check.sh).
 # goreleaser is installed with `go install` into ${SCHEDULER_CACHE:-~/.cache/scheduler} on first use.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -22,6 +23,7 @@ if [ ! -x "$gr" ]; then
   GOBIN="$(dirname "$gr")" go install "github.com/goreleaser/goreleaser/v2@$version"
 fi
 "$gr" check
+tools/changelog-check.sh CHANGELOG.md # the registries show it: HashiCorp's provider changelog format
 
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
