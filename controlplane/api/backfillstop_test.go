@@ -1,13 +1,17 @@
 package api
 
 import (
+	"encoding/json"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/store"
+	"github.com/schedulerhq/terraform-provider-scheduler/internal/testlog"
 )
 
 // TestDisablingCancelsTheBackfill: disabling a job (PATCH) or its collection (POST .../disable)
@@ -21,20 +25,22 @@ func TestDisablingCancelsTheBackfill(t *testing.T) {
 		change      func(h *harness) response
 		wantTags    []string
 		wantCount   int
+		wantLogged  []string
 	}{
 		{"job disabled", "Enabled", func(h *harness) response {
 			return h.must(http.StatusOK, http.MethodPatch, jobPath, `{"properties":{"state":"Disabled"}}`)
-		}, []string{"b1"}, 1},
+		}, []string{"b1"}, 1, []string{"b2", "b3"}},
 		{"collection disabled", "Enabled", func(h *harness) response {
 			h.must(http.StatusOK, http.MethodPost, collPath+"/disable"+apiVersion, nil)
 			return response{}
-		}, []string{"b1"}, 1},
+		}, []string{"b1"}, 1, []string{"b2", "b3"}},
 		{"a Disabled job's note", "Disabled", func(h *harness) response {
 			return h.must(http.StatusOK, http.MethodPatch, jobPath, `{"properties":{"note":"still backfilling"}}`)
-		}, []string{"b1", "b2", "b3"}, 3},
+		}, []string{"b1", "b2", "b3"}, 3, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			h := newHarness(t)
+			var logs testlog.Buffer
+			h := newHarness(t, func(c *Config) { c.Logger = slog.New(slog.NewJSONHandler(&logs, nil)) })
 			h.collection(collPath, `{"sku":{"name":"Standard"}}`)
 			h.must(http.StatusCreated, http.MethodPut, jobPath, whenJob(fmt.Sprintf(`"state":%q`, tc.state)))
 			j := h.storedJob("j1")
@@ -63,6 +69,40 @@ func TestDisablingCancelsTheBackfill(t *testing.T) {
 			if !reflect.DeepEqual(got, want) {
 				t.Fatalf("after the change %v, want %v", got, want)
 			}
+			var logged []string
+			for _, m := range cancelLogs(t, logs.String()) {
+				if m.Msg != "backfill execution cancelled: its job or its collection was disabled" || m.JobID != j.ID || m.Expected.IsZero() {
+					t.Errorf("log line %+v", m)
+				}
+				logged = append(logged, m.Tag)
+			}
+			if !reflect.DeepEqual(logged, tc.wantLogged) {
+				t.Errorf("cancels logged %v, want %v", logged, tc.wantLogged)
+			}
 		})
 	}
+}
+
+// cancelLog is a log line of a cancelled execution.
+type cancelLog struct {
+	Msg      string    `json:"msg"`
+	JobID    int64     `json:"job_id"`
+	Tag      string    `json:"execution_tag"`
+	Expected time.Time `json:"expected_execution_time"`
+}
+
+// cancelLogs are the log lines in logs (JSON lines) that name an execution tag, in order.
+func cancelLogs(t *testing.T, logs string) []cancelLog {
+	t.Helper()
+	var out []cancelLog
+	for _, line := range strings.Split(strings.TrimSpace(logs), "\n") {
+		var m cancelLog
+		if err := json.Unmarshal([]byte(line), &m); err != nil {
+			t.Fatalf("log line %q: %v", line, err)
+		}
+		if m.Tag != "" {
+			out = append(out, m)
+		}
+	}
+	return out
 }

@@ -284,6 +284,7 @@ func (s *Server) saveJob(w http.ResponseWriter, r *http.Request, rt route, info 
 			return s.storeError(ctx, "job "+rt.key.Name, err)
 		}
 		info.jobID = stored.ID
+		s.logCancelled(ctx, stored)
 		s.disp.JobWritten(stored)
 		code := http.StatusOK
 		if isNew {
@@ -370,6 +371,19 @@ func (s *Server) prepareJobWrite(rt route, info *reqInfo, coll *store.Collection
 	return params, rule, limits, nil
 }
 
+// logCancelled logs each waiting execution a job's write cancelled (store.Job.Cancelled: the
+// occurrence buffered by BufferOne, a backfill's not yet started), as the dispatcher logs a
+// claimed occurrence a change cancels.
+func (s *Server) logCancelled(ctx context.Context, j *store.Job) {
+	for _, x := range j.Cancelled {
+		what := "waiting occurrence cancelled: its job changed"
+		if x.Backfill {
+			what = "backfill execution cancelled: its job or its collection was disabled"
+		}
+		s.log.InfoContext(ctx, what, "job_id", x.JobID, "execution_tag", x.Tag, "expected_execution_time", x.Scheduled)
+	}
+}
+
 // rescheduleJob recomputes the next execution of a stored job after its collection's state
 // changed to collectionState, retrying when it loses a race with the dispatcher.
 func (s *Server) rescheduleJob(ctx context.Context, j *store.Job, collectionState string) error {
@@ -391,7 +405,11 @@ func (s *Server) rescheduleJob(ctx context.Context, j *store.Job, collectionStat
 		upd := *j
 		upd.Status.NextExecutionTime = next
 		upd.State = state
-		_, _, err = s.store.JobPut(ctx, store.JobPutParams{Job: upd, ExpectVersion: j.Version, Now: s.clock.Now(), CancelBackfill: cancel})
+		var stored *store.Job
+		stored, _, err = s.store.JobPut(ctx, store.JobPutParams{Job: upd, ExpectVersion: j.Version, Now: s.clock.Now(), CancelBackfill: cancel})
+		if err == nil {
+			s.logCancelled(ctx, stored)
+		}
 		if !errors.Is(err, store.ErrConflict) {
 			return err
 		}

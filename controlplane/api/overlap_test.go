@@ -1,11 +1,13 @@
 package api
 
 import (
+	"log/slog"
 	"net/http"
 	"testing"
 
 	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/store"
 	"github.com/schedulerhq/terraform-provider-scheduler/internal/jobstate"
+	"github.com/schedulerhq/terraform-provider-scheduler/internal/testlog"
 )
 
 // TestChangeCancelsTheWaitingOccurrence: a PUT or PATCH of a job is a change
@@ -13,9 +15,11 @@ import (
 // unfinished execution is cancelled in the write (not stored, off executionCount, as the answer
 // says); the unfinished execution stays.
 func TestChangeCancelsTheWaitingOccurrence(t *testing.T) {
-	h := newHarness(t)
+	var logs testlog.Buffer
+	h := newHarness(t, func(c *Config) { c.Logger = slog.New(slog.NewJSONHandler(&logs, nil)) })
 	h.collection(collPath, `{"sku":{"name":"Standard"}}`)
 	jobPath := collPath + "/jobs/j1" + apiVersion
+	seen := 0 // cancels logged so far
 	for _, change := range []struct{ method, body string }{
 		{http.MethodPatch, `{"properties":{"overlap":"Allow"}}`},
 		{http.MethodPut, whenJob(`"overlap":"BufferOne","note":"replaced while one waits"`)},
@@ -56,6 +60,13 @@ func TestChangeCancelsTheWaitingOccurrence(t *testing.T) {
 		if len(tags) != 1 || tags[0] != "first" || got[1] != want[1] || got[2] != want[2] {
 			t.Fatalf("%s: after the change %v, want %v", change.method, got, want)
 		}
+		// The cancel is logged with the job and the tag.
+		ls := cancelLogs(t, logs.String())[seen:]
+		if len(ls) != 1 || ls[0].Msg != "waiting occurrence cancelled: its job changed" || ls[0].JobID != j.ID || ls[0].Tag != "waiting" ||
+			!ls[0].Expected.Equal(now) {
+			t.Fatalf("%s: cancels logged %+v", change.method, ls)
+		}
+		seen++
 		// The first ends: the next round starts from a job with nothing stored.
 		if _, err := h.store.AttemptRecordMany(t.Context(), store.AttemptRecordManyParams{Now: now, Records: []store.AttemptRecord{{
 			ExecutionID: first.Execution.ID, JobID: j.ID, Finished: true, Release: true,

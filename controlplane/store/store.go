@@ -81,6 +81,10 @@ type Job struct {
 	// CollectionState is the state of the job's collection, filled by every read (ignored by
 	// JobPut): the dispatcher fires a job only when it is Enabled.
 	CollectionState string
+	// Cancelled are the waiting executions a JobPut cancelled (JobPutParams.CancelWaiting,
+	// CancelBackfill), oldest first, with their ID, JobID, Tag, Scheduled and Backfill, for the
+	// caller to log; nil from every other write and every read.
+	Cancelled []Execution
 }
 
 // JobStatus is the job's execution state.

@@ -81,13 +81,21 @@ const (
 			WHERE x.job_id = j.id AND x.due_at = $22::timestamptz AND (NOT x.backfill OR $23::boolean)), failure_count`
 	cancelWaitingCTE = `), cw AS (
 	DELETE FROM executions e USING upd WHERE e.job_id = upd.id AND e.due_at = $22::timestamptz AND (NOT e.backfill OR $23::boolean)
+	RETURNING e.id, e.tag, e.scheduled, e.backfill
 ), w AS (`
+	// cancelledColumns are the cancelled executions (store.Job.Cancelled), oldest first, after
+	// the columns of jobPutTail.
+	cancelledColumns = `,
+	(SELECT coalesce(array_agg(cw.id ORDER BY cw.id), '{}') FROM cw), (SELECT coalesce(array_agg(cw.tag ORDER BY cw.id), '{}') FROM cw),
+	(SELECT coalesce(array_agg(cw.scheduled ORDER BY cw.id), '{}') FROM cw), (SELECT coalesce(array_agg(cw.backfill ORDER BY cw.id), '{}') FROM cw)
+FROM c LEFT JOIN w ON true`
 )
 
 // jobPutCancelTail is jobPutTail with the cancel of the waiting occurrence.
-var jobPutCancelTail = strings.Replace(strings.Replace(jobPutTail,
+var jobPutCancelTail = strings.Replace(strings.Replace(strings.Replace(jobPutTail,
 	"execution_count = $9::integer, failure_count", cancelWaitingCount, 1),
-	"), w AS (", cancelWaitingCTE, 1)
+	"), w AS (", cancelWaitingCTE, 1),
+	"\nFROM c LEFT JOIN w ON true", cancelledColumns, 1)
 
 // The job is looked up with its collection's ID as a parameter (a subquery's), not as a join
 // with c: the plan of a join is chosen once per connection (force_generic_plan) from the
@@ -157,8 +165,18 @@ func scanPut(row pgx.Row, p store.JobPutParams, replace bool) (*store.Job, bool,
 		last, next                 *time.Time
 		execs, fails, faults, cons *int
 	)
-	err := row.Scan(&j.CollectionID, &j.Key.Subscription, &j.Key.ResourceGroup, &j.Key.CollectionKey.Name, &j.CollectionState, &jobs, &cver,
-		&oldVersion, &created, &id, &name, &state, &createdAt, &updatedAt, &version, &execs, &fails, &faults, &cons, &last, &next)
+	dest := []any{&j.CollectionID, &j.Key.Subscription, &j.Key.ResourceGroup, &j.Key.CollectionKey.Name, &j.CollectionState, &jobs, &cver,
+		&oldVersion, &created, &id, &name, &state, &createdAt, &updatedAt, &version, &execs, &fails, &faults, &cons, &last, &next}
+	var (
+		cancelledIDs       []int64
+		cancelledTags      []string
+		cancelledScheduled []time.Time
+		cancelledBackfill  []bool
+	)
+	if replace && cancels(p) {
+		dest = append(dest, &cancelledIDs, &cancelledTags, &cancelledScheduled, &cancelledBackfill)
+	}
+	err := row.Scan(dest...)
 	k := p.Job.Key
 	switch {
 	case errors.Is(err, pgx.ErrNoRows):
@@ -170,6 +188,10 @@ func scanPut(row pgx.Row, p store.JobPutParams, replace bool) (*store.Job, bool,
 		j.CreatedAt, j.UpdatedAt = fromTS(createdAt), fromTS(updatedAt)
 		j.Status = store.JobStatus{ExecutionCount: *execs, FailureCount: *fails, FaultedCount: *faults, ConsecutiveFaults: *cons,
 			LastExecutionTime: fromTS(last), NextExecutionTime: fromTS(next)}
+		for i, xid := range cancelledIDs {
+			j.Cancelled = append(j.Cancelled, store.Execution{ID: xid, JobID: j.ID, Tag: cancelledTags[i],
+				Scheduled: cancelledScheduled[i].UTC(), Backfill: cancelledBackfill[i]})
+		}
 		return &j, *created, putDone, nil
 	case p.ExpectCollection.ID > 0 && (p.ExpectCollection.ID != j.CollectionID || p.ExpectCollection.Version != cver):
 		return nil, false, putDone, fmt.Errorf("collection %s: expected %d version %d, found %d version %d: %w",

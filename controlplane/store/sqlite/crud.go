@@ -413,7 +413,8 @@ func jobPutOne(ctx context.Context, tx *sql.Tx, lookup, insert, update *sql.Stmt
 		if err != nil {
 			return nil, false, err
 		}
-		st.ExecutionCount -= cancelled
+		st.ExecutionCount -= len(cancelled)
+		out.Cancelled = cancelled
 		out.Status.ExecutionCount = st.ExecutionCount
 		if _, err := update.ExecContext(ctx,
 			body, j.State, now, st.ExecutionCount, st.FailureCount, st.FaultedCount, st.ConsecutiveFaults,

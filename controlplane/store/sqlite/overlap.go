@@ -1,10 +1,12 @@
 package sqlite
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -234,28 +236,42 @@ func (d *Driver) releaseOne(ctx context.Context, tx *sql.Tx, jobID, now int64) (
 // cancelAllWaitingSQL cancels the executions of its backfill that wait too (due at ?2 as well):
 // the job or its collection disabled (store.JobPutParams.CancelBackfill, jobstate.BackfillOnChange).
 const (
-	cancelWaitingSQL    = `DELETE FROM executions WHERE job_id = ?1 AND due_at = ?2 AND NOT backfill`
-	cancelAllWaitingSQL = `DELETE FROM executions WHERE job_id = ?1 AND due_at = ?2`
+	cancelWaitingSQL    = `DELETE FROM executions WHERE job_id = ?1 AND due_at = ?2 AND NOT backfill RETURNING id, tag, scheduled, backfill`
+	cancelAllWaitingSQL = `DELETE FROM executions WHERE job_id = ?1 AND due_at = ?2 RETURNING id, tag, scheduled, backfill`
 )
 
 // cancelWaiting is what a write p does to job jobID's waiting occurrence and backfill before
-// replacing the job: for a change, they are deleted in tx; it returns how many were (taken off
-// the count written).
-func cancelWaiting(ctx context.Context, tx *sql.Tx, p store.JobPutParams, jobID int64) (int, error) {
+// replacing the job: for a change, they are deleted in tx; it returns them, oldest first (their
+// number is taken off the count written).
+func cancelWaiting(ctx context.Context, tx *sql.Tx, p store.JobPutParams, jobID int64) ([]store.Execution, error) {
 	q := cancelWaitingSQL
 	switch {
 	case p.CancelBackfill:
 		q = cancelAllWaitingSQL
 	case !p.CancelWaiting:
-		return 0, nil
+		return nil, nil
 	}
-	res, err := tx.ExecContext(ctx, q, jobID, nanos(store.BufferedDueAt))
+	rows, err := tx.QueryContext(ctx, q, jobID, nanos(store.BufferedDueAt))
 	if err != nil {
-		return 0, fmt.Errorf("cancel waiting: %w", err)
+		return nil, fmt.Errorf("cancel waiting: %w", err)
 	}
-	n, err := res.RowsAffected()
-	if err != nil {
-		return 0, fmt.Errorf("cancel waiting: %w", err)
+	defer rows.Close()
+	var out []store.Execution
+	for rows.Next() {
+		var (
+			e         = store.Execution{JobID: jobID}
+			scheduled int64
+			backfill  int
+		)
+		if err := rows.Scan(&e.ID, &e.Tag, &scheduled, &backfill); err != nil {
+			return nil, fmt.Errorf("cancel waiting: %w", err)
+		}
+		e.Scheduled, e.Backfill = fromNanos(scheduled), backfill != 0
+		out = append(out, e)
 	}
-	return int(n), nil
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("cancel waiting: %w", err)
+	}
+	slices.SortFunc(out, func(a, b store.Execution) int { return cmp.Compare(a.ID, b.ID) })
+	return out, nil
 }

@@ -1,6 +1,7 @@
 package storetest
 
 import (
+	"fmt"
 	"testing"
 	"time"
 
@@ -34,7 +35,7 @@ func testRuleBackfillDisabled(t *testing.T, d store.Driver) {
 	if _, _, err := d.CollectionPut(ctx, store.CollectionPutParams{Collection: newCollection("off", "Disabled"), Now: t0}); err != nil {
 		t.Fatal(err)
 	}
-	written := map[string]int{}
+	written, cancelled := map[string]int{}, map[string][]string{}
 	for name, state := range map[string]string{"disabled": jobstate.Disabled, "collection": jobstate.Enabled, "kept": jobstate.Disabled} {
 		j := *getJob(t, d, jobs[name].ID)
 		j.State, j.Properties.State = state, state
@@ -43,8 +44,15 @@ func testRuleBackfillDisabled(t *testing.T, d store.Driver) {
 			t.Fatal(err)
 		}
 		written[name] = put.Status.ExecutionCount
+		for _, x := range put.Cancelled {
+			cancelled[name] = append(cancelled[name], fmt.Sprintf("%s %s backfill=%t job=%t", x.Tag, x.Scheduled.Sub(t0).Round(time.Millisecond), x.Backfill, x.JobID == j.ID && x.ID > 0))
+		}
 	}
 	equal(t, "counts written", written, map[string]int{"disabled": 1, "collection": 1, "kept": 3})
+	equal(t, "cancelled, as the writes return them", cancelled, map[string][]string{
+		"disabled":   {"disabled-2 -23h0m0s backfill=true job=true", "disabled-3 -22h0m0s backfill=true job=true"},
+		"collection": {"collection-2 -23h0m0s backfill=true job=true", "collection-3 -22h0m0s backfill=true job=true"},
+	})
 	equal(t, "stored after the writes", backfillState(t, d), []string{
 		"disabled-1 -24h0m0s due 0s #1 backfill=true", "collection-1 -24h0m0s due 0s #1 backfill=true",
 		"kept-1 -24h0m0s due 0s #1 backfill=true", "kept-2 -23h0m0s due waiting #2 backfill=true", "kept-3 -22h0m0s due waiting #3 backfill=true",
