@@ -34,7 +34,9 @@
 //   - Backfill: Backfill lists the occurrences of [from, to) a backfill runs (anchor, endTime and
 //     excluded dates applying, count not; at most MaxBackfill); they run as the job's manual runs
 //     may (ManualRunAllowed), one execution each, one after the other, oldest first (the store
-//     makes the next due in the transaction that records the end of the previous one).
+//     makes the next due in the transaction that records the end of the previous one);
+//     BackfillOnChange: disabling the job or its collection cancels those not yet started, in
+//     the job's write (store.JobPutParams.CancelBackfill).
 //   - Manual runs: ManualRunAllowed (not final, collection not disabled), ManualRunTooEarly
 //     (the collection's maxRecurrence applies to manual runs too) and ManualRunBlocked (one
 //     manual run in flight at a time).
