@@ -50,8 +50,11 @@ func (ex *Executor) Backfill(ctx context.Context, jobID int64, at []time.Time) (
 // backfillRecorded goes on with a backfill when a record finished one of its executions: a
 // single process runs the job's next waiting execution (the store made that very one due, in
 // the record's transaction); a replica's executor looks for it among the executions to take.
-// When the execution was gone (its job deleted), the job's waiting ones are forgotten.
-func (ex *Executor) backfillRecorded(r *recordOp, gone bool) {
+// When the execution was gone (its job deleted), or the store made none due (res.BackfillNext 0:
+// the job's disabling cancelled those waiting, jobstate.BackfillOnChange), the job's waiting ones
+// are forgotten.
+func (ex *Executor) backfillRecorded(r *recordOp, res store.AttemptRecordResult) {
+	gone := res.Gone
 	if !r.exec.Backfill || (!r.rec.Finished && !gone) {
 		return
 	}
@@ -61,14 +64,22 @@ func (ex *Executor) backfillRecorded(r *recordOp, gone bool) {
 		}
 		return
 	}
-	if gone {
+	if gone || res.BackfillNext == 0 {
 		ex.backfills.drop(r.exec.JobID)
 		return
 	}
-	if next := ex.backfills.next(r.exec.JobID); next != nil {
+	for {
+		next := ex.backfills.next(r.exec.JobID)
+		if next == nil {
+			return
+		}
+		if next.ID != res.BackfillNext {
+			continue // cancelled in the store since it was queued
+		}
 		x := *next
 		x.DueAt = ex.clock.Now()
 		ex.tasks.push(task{exec: x, target: ""})
+		return
 	}
 }
 

@@ -261,7 +261,7 @@ func (ex *Executor) commitRecords(ctx context.Context, batch []*recordOp) []*rec
 		if replica && (r.rec.Finished || res[i].Gone) {
 			ex.owned.remove(r.rec.ExecutionID)
 		}
-		ex.backfillRecorded(r, res[i].Gone)
+		ex.backfillRecorded(r, res[i])
 		if res[i].Gone {
 			if replica && !r.rec.Cancelled {
 				// Deleted with its job, or rescued from this replica after its lease ran out (it

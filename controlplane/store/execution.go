@@ -286,6 +286,10 @@ type AttemptRecordResult struct {
 	// its Version is bumped (State, Version and Previous say so even when the record alone would
 	// not have touched the job).
 	Released *Execution
+	// BackfillNext is the ID of the job's backfill execution this record made due (AttemptRecord.
+	// Backfill, Finished): 0 when none waited any more (the backfill is over, or its waiting
+	// executions were cancelled by the job's disabling, JobPutParams.CancelBackfill).
+	BackfillNext int64
 }
 
 // ExecutionTakeParams takes up to Limit unowned executions for Owner: those due at or before

@@ -97,7 +97,7 @@ func (d *Driver) ExecutionBackfill(ctx context.Context, params store.ExecutionBa
 // backfillReleaseSQL makes the next waiting execution of a job's backfill due ($1 the due time,
 // $2 the job, $3 store.BackfillWaiting): run when a record finished a backfill execution of it.
 const backfillReleaseSQL = `UPDATE executions SET due_at = $1 WHERE id = (
-	SELECT id FROM executions WHERE job_id = $2 AND backfill AND due_at = $3 ORDER BY id LIMIT 1)`
+	SELECT id FROM executions WHERE job_id = $2 AND backfill AND due_at = $3 ORDER BY id LIMIT 1) RETURNING id`
 
 // backfillReleases counts the records that finish a backfill execution (a statement each).
 func backfillReleases(records []store.AttemptRecord) int {
@@ -111,7 +111,7 @@ func backfillReleases(records []store.AttemptRecord) int {
 }
 
 // releaseBackfills makes the next waiting execution of the job of each record that finished a
-// backfill execution (AttemptRecord.Backfill; not Gone) due at now, after the records and before
+// backfill execution (AttemptRecord.Backfill; not Gone) due at now (out[i].BackfillNext), after the records and before
 // any buffered execution is released (releaseAll): a buffered occurrence waits for the whole
 // backfill.
 func releaseBackfills(ctx context.Context, q querier, now time.Time, records []store.AttemptRecord, out []store.AttemptRecordResult) error {
@@ -122,6 +122,12 @@ func releaseBackfills(ctx context.Context, q querier, now time.Time, records []s
 		rows, err := q.Query(ctx, backfillReleaseSQL, now, r.JobID, store.BackfillWaiting)
 		if err != nil {
 			return fmt.Errorf("backfill release: %w", err)
+		}
+		for rows.Next() {
+			if err := rows.Scan(&out[i].BackfillNext); err != nil {
+				rows.Close()
+				return fmt.Errorf("backfill release: %w", err)
+			}
 		}
 		rows.Close()
 		if err := rows.Err(); err != nil {

@@ -71,16 +71,21 @@ func (d *Driver) ExecutionBackfill(ctx context.Context, params store.ExecutionBa
 
 // releaseBackfills makes the next waiting execution of the job of each record that finished a
 // backfill execution (AttemptRecord.Backfill, the execution existed) due at now.
-func (d *Driver) releaseBackfills(ctx context.Context, tx *sql.Tx, records []store.AttemptRecord, finished map[int64]bool, now int64) error {
-	for _, r := range records {
+// next[i] says which (0: none), for the record's result (store.AttemptRecordResult.BackfillNext);
+// next is nil when no record finished a backfill execution.
+func (d *Driver) releaseBackfills(ctx context.Context, tx *sql.Tx, records []store.AttemptRecord, finished map[int64]bool,
+	now int64) (next []int64, err error) {
+	for i, r := range records {
 		if !r.Backfill || !r.Finished || r.Cancelled || !finished[r.ExecutionID] {
 			continue
 		}
-		var next int64
-		err := tx.QueryRowContext(ctx, backfillReleaseSQL, now, r.JobID, nanos(store.BackfillWaiting)).Scan(&next)
+		if next == nil {
+			next = make([]int64, len(records))
+		}
+		err := tx.QueryRowContext(ctx, backfillReleaseSQL, now, r.JobID, nanos(store.BackfillWaiting)).Scan(&next[i])
 		if err != nil && !errors.Is(err, sql.ErrNoRows) {
-			return fmt.Errorf("backfill release: %w", err)
+			return nil, fmt.Errorf("backfill release: %w", err)
 		}
 	}
-	return nil
+	return next, nil
 }

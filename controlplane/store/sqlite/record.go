@@ -92,7 +92,8 @@ func (d *Driver) AttemptRecordMany(ctx context.Context, params store.AttemptReco
 		if err != nil {
 			return err
 		}
-		if err := d.releaseBackfills(ctx, tx, params.Records, finished, now); err != nil {
+		backfillNext, err := d.releaseBackfills(ctx, tx, params.Records, finished, now)
+		if err != nil {
 			return err
 		}
 		var (
@@ -176,6 +177,9 @@ func (d *Driver) AttemptRecordMany(ctx context.Context, params store.AttemptReco
 			}
 		}
 		for i, r := range params.Records {
+			if backfillNext != nil {
+				out[i].BackfillNext = backfillNext[i]
+			}
 			if r.Release && r.Finished && !r.Cancelled && finished[r.ExecutionID] {
 				if err := d.release(ctx, tx, r.JobID, now, &out[i]); err != nil {
 					return err

@@ -64,6 +64,14 @@ func testRuleBackfillDisabled(t *testing.T, d store.Driver) {
 		if r.Gone {
 			t.Fatalf("record %s: gone", e.Tag)
 		}
+		nextTag := ""
+		for _, x := range unfinished(t, d) {
+			if x.ID == r.BackfillNext {
+				nextTag = x.Tag
+			}
+		}
+		equal(t, e.Tag+": the next made due", []any{r.BackfillNext != 0, nextTag}, map[string][]any{
+			"disabled": {false, ""}, "collection": {false, ""}, "kept": {true, "kept-2"}}[name])
 	}
 	equal(t, "stored after the running ones finished", backfillState(t, d), []string{
 		"kept-2 -23h0m0s due 0s #2 backfill=true", "kept-3 -22h0m0s due waiting #3 backfill=true",
