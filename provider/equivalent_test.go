@@ -85,15 +85,20 @@ var importCases = []importCase{
       retry_count        = 3
       max_retry_interval = "PT600S"
     }`},
-	{name: "default-retry-policy",
-		action: `{"type":"Http","request":{"uri":"http://127.0.0.1:9/default-retry-policy","method":"GET"},` +
-			`"retryPolicy":{"retryType":"Fixed","retryInterval":"PT30S","retryCount":4}}`,
+	// The retry policy's fields equal to their defaults, left out of a block that is not the
+	// default as a whole (a whole default policy is imported as no block: importForms'
+	// retry-default, TestAccJob_importDefaultRetryWrittenExplicitly).
+	{name: "default-retry-fields",
+		action: `{"type":"Http","request":{"uri":"http://127.0.0.1:9/default-retry-fields","method":"GET"},` +
+			`"retryPolicy":{"retryType":"Fixed","retryInterval":"PT30S","retryCount":5}}`,
 		hclAction: `type = "Http"
     request {
-      uri    = "http://127.0.0.1:9/default-retry-policy"
+      uri    = "http://127.0.0.1:9/default-retry-fields"
       method = "GET"
     }
-    retry_policy {}`},
+    retry_policy {
+      retry_count = 5
+    }`},
 	{name: "default-timeouts",
 		action: `{"type":"Http","timeout":"PT60S","request":{"uri":"http://127.0.0.1:9/default-timeouts","method":"GET"},` +
 			`"errorAction":{"type":"Http","timeout":"PT1M","request":{"uri":"http://127.0.0.1:9/error","method":"GET"}}}`,
