@@ -75,10 +75,12 @@ func (c *capacity) admit(e *entry, now time.Time) bool {
 
 // park keeps a due entry that cannot be claimed yet.
 func (l *loop) park(e *entry) {
-	l.s.signals.Parked.Signal(Parked{JobID: e.id, Due: e.next})
 	e.parked = true
 	l.parked[e.def.target] = append(l.parked[e.def.target], e)
 	l.parkedN++
+	// The backlog gauge counts it before the signal says it is parked.
+	l.s.parked.Store(int64(l.parkedN))
+	l.s.signals.Parked.Signal(Parked{JobID: e.id, Due: e.next})
 }
 
 // unpark claims the parked entries that capacity now admits, oldest first in each target.
