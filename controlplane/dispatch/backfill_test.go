@@ -1,16 +1,12 @@
 package dispatch_test
 
 import (
-	"context"
 	"errors"
 	"net/http"
 	"net/http/httptest"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
-
-	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/dispatch"
 	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/store"
@@ -255,31 +251,7 @@ func TestBackfillAcrossReplicas(t *testing.T) {
 	tg := newTarget(t)
 	e := newEnvOn(t, st, t0.Add(5*time.Hour+30*time.Minute), nil)
 	j := e.hourly("r", tg.URL+"/r")
-	ctx, cancel := context.WithCancel(context.Background())
-	var running sync.WaitGroup
-	t.Cleanup(func() {
-		cancel()
-		running.Wait()
-	})
-	var executors []*dispatch.Executor
-	for _, owner := range []string{"a", "b"} {
-		cfg := e.cfg
-		cfg.Owner, cfg.Region, cfg.Lease, cfg.Poll, cfg.Workers, cfg.TargetConcurrency = owner, owner, time.Hour, time.Second, 4, 4
-		cfg.Registerer = prometheus.NewRegistry()
-		x, err := dispatch.NewExecutor(cfg)
-		if err != nil {
-			t.Fatal(err)
-		}
-		executors = append(executors, x)
-		running.Go(func() {
-			if err := x.Run(ctx); err != nil {
-				t.Errorf("Run: %v", err)
-			}
-		})
-	}
-	for !executors[0].Ready() || !executors[1].Ready() {
-		time.Sleep(time.Millisecond)
-	}
+	_, executors := e.replicas(0, time.Hour)
 	xs, err := executors[1].Backfill(t.Context(), j.ID, hours(4))
 	if err != nil {
 		t.Fatal(err)

@@ -1,14 +1,11 @@
 package dispatch_test
 
 import (
-	"context"
 	"sort"
 	"strings"
 	"sync"
 	"testing"
 	"time"
-
-	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/dispatch"
 	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/store"
@@ -218,50 +215,10 @@ func TestOverlapAcrossReplicas(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	var running sync.WaitGroup
-	t.Cleanup(func() {
-		release()
-		cancel()
-		running.Wait()
-	})
-	var executors []*dispatch.Executor
-	for _, owner := range []string{"a", "b"} {
-		cfg := e.cfg
-		// Leases longer than the test's clock jumps (minutes): no execution is rescued from a
-		// replica that is merely slower to renew than the fake clock is to move.
-		cfg.Owner, cfg.Region, cfg.Lease, cfg.Poll, cfg.Workers, cfg.TargetConcurrency = owner, owner, time.Hour, time.Second, 4, 4
-		cfg.Registerer = prometheus.NewRegistry()
-		x, err := dispatch.NewExecutor(cfg)
-		if err != nil {
-			t.Fatal(err)
-		}
-		x.TestSignals.Init()
-		executors = append(executors, x)
-	}
-	cfg := e.cfg
-	cfg.Term, cfg.Registerer = l.Term, prometheus.NewRegistry()
-	cfg.OnTakeable = func() {
-		for _, x := range executors {
-			x.Wake()
-		}
-	}
-	s, err := dispatch.NewScheduler(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	// Leases longer than the test's clock jumps (minutes).
+	s, _ := e.replicas(l.Term, time.Hour)
+	t.Cleanup(release) // before the replicas stop (cleanups run last first): no attempt left hanging
 	sig := s.TestSignals()
-	sig.Init()
-	for _, a := range []interface{ Run(context.Context) error }{executors[0], executors[1], s} {
-		running.Go(func() {
-			if err := a.Run(ctx); err != nil {
-				t.Errorf("Run: %v", err)
-			}
-		})
-	}
-	for !s.Ready() || !executors[0].Ready() || !executors[1].Ready() {
-		time.Sleep(time.Millisecond)
-	}
 
 	e.clock.Set(at(1))
 	first := tg.next(t)

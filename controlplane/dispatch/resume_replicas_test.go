@@ -1,12 +1,8 @@
 package dispatch_test
 
 import (
-	"context"
-	"sync"
 	"testing"
 	"time"
-
-	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/dispatch"
 	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/store"
@@ -27,46 +23,8 @@ func TestPausedJobResumesAcrossReplicas(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	var running sync.WaitGroup
-	t.Cleanup(func() {
-		cancel()
-		running.Wait()
-	})
-	var executors []*dispatch.Executor
-	for _, owner := range []string{"a", "b"} {
-		cfg := e.cfg
-		cfg.Owner, cfg.Region, cfg.Lease, cfg.Poll, cfg.Workers, cfg.TargetConcurrency = owner, owner, 24*time.Hour, time.Second, 4, 4
-		cfg.Registerer = prometheus.NewRegistry()
-		x, err := dispatch.NewExecutor(cfg)
-		if err != nil {
-			t.Fatal(err)
-		}
-		executors = append(executors, x)
-	}
-	cfg := e.cfg
-	cfg.Term, cfg.Registerer = l.Term, prometheus.NewRegistry()
-	cfg.OnTakeable = func() {
-		for _, x := range executors {
-			x.Wake()
-		}
-	}
-	s, err := dispatch.NewScheduler(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s, _ := e.replicas(l.Term, 24*time.Hour)
 	sig := s.TestSignals()
-	sig.Init()
-	for _, a := range []interface{ Run(context.Context) error }{executors[0], executors[1], s} {
-		running.Go(func() {
-			if err := a.Run(ctx); err != nil {
-				t.Errorf("Run: %v", err)
-			}
-		})
-	}
-	for !s.Ready() || !executors[0].Ready() || !executors[1].Ready() {
-		time.Sleep(time.Millisecond)
-	}
 
 	e.clock.Set(t0.Add(2*time.Hour + 29*time.Minute))
 	equal(t, "state at 11:29", e.job(j.ID).State, store.JobStateDisabled)
