@@ -167,17 +167,15 @@ func (e *env) stopAdvancing() {
 	}
 }
 
-// TestAReplicasExecutorTakesAgainWhenRecordsFreeItsRoom: what an executor owns is bounded (4 ×
-// Workers), and the executions whose attempts ended stay owned until their records commit. When
-// the taker stopped at that bound, the commit of those records wakes it: the rest are taken at
-// once, not at the next Poll (an hour here, and the fake clock does not move). Workers 2 (8
-// owned at most), BatchSize 2 (records wait while an attempt is under way, until 8 pile up): one
-// attempt hangs while 7 others run and wait for their records, then it ends.
-func TestAReplicasExecutorTakesAgainWhenRecordsFreeItsRoom(t *testing.T) {
+// atItsBound starts a replica's executor ("a") with Workers 2 (8 owned at most), BatchSize 2 and
+// a Poll of an hour, hands it 13 executions due now, and returns once the first (on a target that
+// hangs until hang is closed) is under way; the 12 others go to tg.
+func atItsBound(t *testing.T) (e *env, tg *target, hang chan struct{}) {
+	t.Helper()
 	tg, stuck := newTarget(t), newTarget(t)
-	hang := make(chan struct{})
+	hang = make(chan struct{})
 	stuck.block = hang
-	e := newEnv(t, t0, func(c *dispatch.Config) {
+	e = newEnv(t, t0, func(c *dispatch.Config) {
 		c.Owner, c.Lease, c.Poll, c.Workers, c.BatchSize = "a", time.Hour, time.Hour, 2, 2
 	})
 	props := everyMinute(t0.Add(time.Hour))
@@ -191,6 +189,17 @@ func TestAReplicasExecutorTakesAgainWhenRecordsFreeItsRoom(t *testing.T) {
 	}
 	e.exec.Wake()
 	stuck.next(t)
+	return e, tg, hang
+}
+
+// TestAReplicasExecutorTakesAgainWhenRecordsFreeItsRoom: what an executor owns is bounded (4 ×
+// Workers), and the executions whose attempts ended stay owned until their records commit. When
+// the taker stopped at that bound, the commit of those records wakes it: the rest are taken at
+// once, not at the next Poll (an hour here, and the fake clock does not move). Workers 2 (8
+// owned at most), BatchSize 2 (records wait while an attempt is under way, until 8 pile up): one
+// attempt hangs while 7 others run and wait for their records, then it ends.
+func TestAReplicasExecutorTakesAgainWhenRecordsFreeItsRoom(t *testing.T) {
+	e, tg, hang := atItsBound(t)
 	for range 7 { // then the bound: the hanging one and 7 waiting for their records
 		tg.next(t)
 	}
@@ -212,23 +221,7 @@ func TestAReplicasExecutorTakesAgainWhenRecordsFreeItsRoom(t *testing.T) {
 // fake clock, maxRecordWait never passes) while the 12 others all run: their records commit as
 // the bound nears instead of waiting for the hanging one, so that the executor takes the rest.
 func TestAReplicasRecordsDoNotHoldItsTakesBack(t *testing.T) {
-	tg, stuck := newTarget(t), newTarget(t)
-	hang := make(chan struct{})
-	stuck.block = hang
-	e := newEnv(t, t0, func(c *dispatch.Config) {
-		c.Owner, c.Lease, c.Poll, c.Workers, c.BatchSize = "a", time.Hour, time.Hour, 2, 2
-	})
-	props := everyMinute(t0.Add(time.Hour))
-	props.Action = httpAction(stuck.URL + "/hangs")
-	first := e.putJob("hangs", props, "Enabled")
-	e.start()
-	e.leaderClaim(first, "hangs", t0)
-	props.Action = httpAction(tg.URL + "/runs")
-	for i := range 12 {
-		e.leaderClaim(e.putJob(fmt.Sprintf("j%02d", i), props, "Enabled"), fmt.Sprintf("runs-%02d", i), t0)
-	}
-	e.exec.Wake()
-	stuck.next(t)
+	e, tg, hang := atItsBound(t)
 	for range 12 { // all of them, while the one hangs
 		tg.next(t)
 	}
