@@ -29,6 +29,15 @@ import (
 // failed, faulted, names that need escaping) and the registry of its daemon-wide metrics.
 func exposedCollector(t testing.TB, perJob bool) (*Collector, *prometheus.Registry) {
 	t.Helper()
+	c, reg := registered(t, perJob)
+	exposeSeries(c)
+	return c, reg
+}
+
+// registered returns a collector on a fresh SQLite store, with its daemon-wide metrics
+// registered in a registry of their own.
+func registered(t testing.TB, perJob bool) (*Collector, *prometheus.Registry) {
+	t.Helper()
 	st, err := sqlite.Open(t.Context(), filepath.Join(t.TempDir(), "db"))
 	if err != nil {
 		t.Fatal(err)
@@ -42,6 +51,11 @@ func exposedCollector(t testing.TB, perJob bool) (*Collector, *prometheus.Regist
 	if err := c.Register(reg); err != nil {
 		t.Fatal(err)
 	}
+	return c, reg
+}
+
+// exposeSeries observes outcomes of several shapes.
+func exposeSeries(c *Collector) {
 	key := func(sub, coll, job string) store.JobKey {
 		return store.JobKey{CollectionKey: store.CollectionKey{Subscription: sub, ResourceGroup: "rg", Name: coll}, Name: job}
 	}
@@ -55,7 +69,6 @@ func exposedCollector(t testing.TB, perJob bool) (*Collector, *prometheus.Regist
 	} {
 		c.Observe(o)
 	}
-	return c, reg
 }
 
 // scrape GETs /metrics from h with the headers given and returns the response and its body
@@ -251,19 +264,7 @@ func TestAcceptsGzip(t *testing.T) {
 // formats' path).
 func BenchmarkScrape(b *testing.B) {
 	const jobs = 60_000
-	st, err := sqlite.Open(b.Context(), filepath.Join(b.TempDir(), "db"))
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { _ = st.Close() })
-	c, err := New(Config{Store: st, PerJob: true})
-	if err != nil {
-		b.Fatal(err)
-	}
-	reg := prometheus.NewRegistry()
-	if err := c.Register(reg); err != nil {
-		b.Fatal(err)
-	}
+	c, reg := registered(b, true)
 	for i := range jobs {
 		k := store.JobKey{CollectionKey: store.CollectionKey{Subscription: "00000000-0000-0000-0000-000000000000", ResourceGroup: "rg",
 			Name: "c" + strconv.Itoa(i%60)}, Name: "job-" + strconv.Itoa(i)}

@@ -175,19 +175,7 @@ func seriesOf(reg prometheus.Gatherer, name string) (int, error) {
 // last-success series until Run's lookup sets it; a success observed afterwards replaces it,
 // and a lookup answered later with an older time does not overwrite that success.
 func TestLookedUpSuccessKeepsANewerObserved(t *testing.T) {
-	st, err := sqlite.Open(t.Context(), filepath.Join(t.TempDir(), "db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = st.Close() })
-	c, err := New(Config{Store: st, PerJob: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	reg := prometheus.NewRegistry()
-	if err := c.Register(reg); err != nil {
-		t.Fatal(err)
-	}
+	c, reg := registered(t, true)
 	k := store.JobKey{CollectionKey: store.CollectionKey{Subscription: "s", ResourceGroup: "rg", Name: "c"}, Name: "j"}
 	all := prometheus.Gatherers{reg, c.PerJobGatherer()}
 	c.Observe(dispatch.Outcome{Job: k, Outcome: dispatch.OutcomeFailed, End: time.Unix(3000, 0)})
