@@ -21,6 +21,9 @@ import (
 // executions, a *store.BackfillInFlightError (an ErrConflict) while the job's previous backfill
 // is unfinished, or store.ErrNotFound.
 func (ex *Executor) Backfill(ctx context.Context, jobID int64, at []time.Time) ([]*store.Execution, error) {
+	if err := ex.awaitLoaded(ctx, jobID); err != nil {
+		return nil, fmt.Errorf("backfill: %w", err)
+	}
 	p := store.ExecutionBackfillParams{JobID: jobID, Now: ex.clock.Now(), Executions: make([]store.Execution, len(at))}
 	for i, t := range at {
 		p.Executions[i] = store.Execution{Tag: uuid.NewString(), Scheduled: t}

@@ -1,9 +1,11 @@
 package dispatch_test
 
 import (
+	"context"
 	"errors"
 	"net/http"
 	"net/http/httptest"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -316,4 +318,113 @@ func TestDisablingStopsTheBackfill(t *testing.T) {
 	lines, _ := summary(e.history(j))
 	equal(t, "the job", []any{got.State, got.Status.ExecutionCount, lines, len(e.unfinished())},
 		[]any{store.JobStateDisabled, 1, []string{"Completed 09:00"}, 0})
+}
+
+// loadGate is a store whose first read of the unfinished executions (a starting dispatcher's
+// load) waits for release, and that says when a backfill or a manual run was stored.
+type loadGate struct {
+	store.Driver
+	entered, release, stored chan struct{}
+	first, once              sync.Once
+}
+
+func newLoadGate(st store.Driver) *loadGate {
+	return &loadGate{Driver: st, entered: make(chan struct{}), release: make(chan struct{}), stored: make(chan struct{})}
+}
+
+func (g *loadGate) ExecutionListUnfinished(ctx context.Context, p store.ExecutionListUnfinishedParams) ([]*store.Execution, error) {
+	first := false
+	g.first.Do(func() { first = true })
+	if first {
+		close(g.entered)
+		<-g.release
+	}
+	return g.Driver.ExecutionListUnfinished(ctx, p)
+}
+
+func (g *loadGate) ExecutionBackfill(ctx context.Context, p store.ExecutionBackfillParams) (*store.ExecutionBackfillResult, error) {
+	res, err := g.Driver.ExecutionBackfill(ctx, p)
+	g.once.Do(func() { close(g.stored) })
+	return res, err
+}
+
+func (g *loadGate) ExecutionClaimMany(ctx context.Context, p store.ExecutionClaimManyParams) ([]store.ExecutionClaimResult, error) {
+	res, err := g.Driver.ExecutionClaimMany(ctx, p)
+	g.once.Do(func() { close(g.stored) })
+	return res, err
+}
+
+// duringTheLoad starts a dispatcher on gate, holds its load of the unfinished executions, runs
+// handOver (a backfill or a run now) meanwhile and lets the load go on once handOver either
+// stored its executions or waits for the load (AwaitsLoad); it returns handOver's error.
+func duringTheLoad(t *testing.T, e *env, gate *loadGate, jobID int64, handOver func() error) error {
+	t.Helper()
+	e.launch()
+	select {
+	case <-gate.entered:
+	case <-time.After(wait):
+		t.Fatal("the dispatcher did not start loading")
+	}
+	errc := make(chan error, 1)
+	go func() { errc <- handOver() }()
+	awaits := make(chan error, 1)
+	go func() {
+		_, err := e.disp.TestSignals.AwaitsLoad.Wait(wait, func(id int64) bool { return id == jobID })
+		awaits <- err
+	}()
+	select {
+	case <-gate.stored:
+	case err := <-awaits:
+		if err != nil {
+			t.Fatalf("the hand-over neither stored nor waited for the load: %v", err)
+		}
+	}
+	close(gate.release)
+	select {
+	case err := <-errc:
+		return err
+	case <-time.After(wait):
+		t.Fatal("the hand-over did not return")
+		return nil
+	}
+}
+
+// A backfill stored while a starting dispatcher loads the unfinished executions runs each of
+// its executions once: it waits for the load before it stores anything (were it stored first,
+// the load would read its first execution and the hand-over would run it a second time).
+func TestBackfillStoredDuringTheStartRunsOnce(t *testing.T) {
+	tg := newTarget(t)
+	gate := newLoadGate(testdb.Open(t))
+	e := newEnvOn(t, gate, t0.Add(3*time.Hour+30*time.Minute), nil)
+	j := e.hourly("b", tg.URL+"/b")
+	if err := duringTheLoad(t, e, gate, j.ID, func() error { return e.disp.Backfill(t.Context(), j.ID, hours(2)) }); err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for range 2 {
+		got = append(got, tg.next(t).Header.Get("x-ms-scheduler-expected-execution-time"))
+		e.record()
+	}
+	equal(t, "expected times", got, []string{"2026-06-01T09:00:00Z", "2026-06-01T10:00:00Z"})
+	e.quiet(time.Time{})
+	tg.noHit(t)
+	equal(t, "unfinished", len(e.unfinished()), 0)
+	equal(t, "executions counted", e.job(j.ID).Status.ExecutionCount, 2)
+}
+
+// A run now stored while a starting dispatcher loads the unfinished executions runs once.
+func TestRunNowDuringTheStartRunsOnce(t *testing.T) {
+	tg := newTarget(t)
+	gate := newLoadGate(testdb.Open(t))
+	e := newEnvOn(t, gate, t0.Add(3*time.Hour+30*time.Minute), nil)
+	j := e.hourly("r", tg.URL+"/r")
+	if err := duringTheLoad(t, e, gate, j.ID, func() error { return e.disp.RunNow(t.Context(), j) }); err != nil {
+		t.Fatal(err)
+	}
+	equal(t, "the run", tg.next(t).Path, "/r")
+	e.record()
+	e.quiet(time.Time{})
+	tg.noHit(t)
+	equal(t, "unfinished", len(e.unfinished()), 0)
+	equal(t, "executions counted", e.job(j.ID).Status.ExecutionCount, 1)
 }

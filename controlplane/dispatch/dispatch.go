@@ -315,7 +315,8 @@ func New(cfg Config) (*Dispatcher, error) {
 		manualClaimed: func(jobID, prev, version int64, count int) {
 			s.inbox.post(manualClaimed{jobID: jobID, prev: prev, version: version, count: count})
 		},
-		quiet: &d.quiet,
+		awaitsLoad: func(jobID int64) { d.TestSignals.AwaitsLoad.Signal(jobID) },
+		quiet:      &d.quiet,
 	})
 	if err != nil {
 		return nil, err
@@ -398,6 +399,9 @@ type TestSignals struct {
 	Buffered testsignal.Signal[Buffered]
 	// Resumed is sent when a paused job became Enabled by itself at its resumeAt.
 	Resumed testsignal.Signal[Resumed]
+	// AwaitsLoad is sent when a run now or a backfill (its job ID) waits, before it stores
+	// anything, for the executor to have loaded the unfinished executions.
+	AwaitsLoad testsignal.Signal[int64]
 }
 
 // Init enables every signal.
@@ -408,6 +412,7 @@ func (s *TestSignals) Init() {
 	s.Skipped.Init()
 	s.Buffered.Init()
 	s.Resumed.Init()
+	s.AwaitsLoad.Init()
 }
 
 // Skipped is an occurrence of a job that was skipped and recorded (the first of them, for the

@@ -97,6 +97,8 @@ type executorHooks struct {
 	recorded func([]*recordOp, []store.AttemptRecordResult)
 	// manualClaimed says a manual run claimed a job (its new version and count).
 	manualClaimed func(jobID, prev, version int64, count int)
+	// awaitsLoad says a run now or a backfill of the job waits for the load (awaitLoaded).
+	awaitsLoad func(jobID int64)
 	// quiet is the test signals' watch (nil: not under test).
 	quiet *quietWatch
 }
@@ -214,6 +216,9 @@ func (ex *Executor) hold(x *store.Execution, job *store.Job, target string, star
 // then runs there, and the one-run-in-flight rule does not follow it).
 func (ex *Executor) RunNow(ctx context.Context, j *store.Job) error {
 	jobID := j.ID
+	if err := ex.awaitLoaded(ctx, jobID); err != nil {
+		return fmt.Errorf("run now: %w", err)
+	}
 	tag := uuid.NewString()
 	ex.manualMu.Lock()
 	if inFlight, ok := ex.manual[jobID]; ok {
@@ -270,6 +275,30 @@ func (ex *Executor) manualDone(jobID int64, tag string) {
 		delete(ex.manual, jobID)
 	}
 	ex.manualMu.Unlock()
+}
+
+// awaitLoaded holds a single process's run now or backfill of the job, before it stores
+// anything, until the executor has loaded the unfinished executions (Run): an execution stored
+// while the load reads the store would be both loaded and handed over in memory, and run twice.
+// A replica's executor loads nothing and does not wait.
+func (ex *Executor) awaitLoaded(ctx context.Context, jobID int64) error {
+	if ex.replica() {
+		return nil
+	}
+	select {
+	case <-ex.loaded:
+		return nil
+	default:
+	}
+	if ex.hooks.awaitsLoad != nil {
+		ex.hooks.awaitsLoad(jobID)
+	}
+	select {
+	case <-ex.loaded:
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("waiting for the unfinished executions to be loaded: %w", ctx.Err())
+	}
 }
 
 // load reads a single process's unfinished executions, page by page: they run again with their

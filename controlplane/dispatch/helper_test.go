@@ -156,8 +156,21 @@ func newEnvOn(t *testing.T, st store.Driver, now time.Time, tweak func(*dispatch
 	return e
 }
 
-// start runs a dispatcher until the test ends (or stop).
+// start runs a dispatcher until the test ends (or stop), once it is ready.
 func (e *env) start() {
+	e.t.Helper()
+	d := e.launch()
+	deadline := time.Now().Add(wait)
+	for !d.Ready() {
+		if time.Now().After(deadline) {
+			e.t.Fatal("dispatcher not ready")
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// launch runs a dispatcher until the test ends (or stop) and returns at once.
+func (e *env) launch() interface{ Ready() bool } {
 	e.t.Helper()
 	e.reg = prometheus.NewRegistry()
 	e.cfg.Registerer = e.reg
@@ -183,14 +196,8 @@ func (e *env) start() {
 	ctx, cancel := context.WithCancel(context.Background())
 	e.cancel, e.done = cancel, make(chan error, 1)
 	go func() { e.done <- d.Run(ctx) }()
-	deadline := time.Now().Add(wait)
-	for !d.Ready() {
-		if time.Now().After(deadline) {
-			e.t.Fatal("dispatcher not ready")
-		}
-		time.Sleep(time.Millisecond)
-	}
 	e.t.Cleanup(func() { e.stop() })
+	return d
 }
 
 // stop cancels Run and waits for it to return.
