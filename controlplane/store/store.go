@@ -64,6 +64,10 @@ type Collection struct {
 	CreatedAt  time.Time
 	UpdatedAt  time.Time
 	Version    int64 // bumped by every write
+	// Cancelled are the waiting executions a CollectionPut cancelled (CollectionPutParams.
+	// CancelBackfillOf), by job and oldest first, with their ID, JobID, Tag, Scheduled and
+	// Backfill, for the caller to log; nil from every other write and every read.
+	Cancelled []Execution
 }
 
 // Job is a stored job. Properties hold the definition as accepted by the API, secrets already
@@ -119,6 +123,16 @@ type CollectionPutParams struct {
 	Collection    Collection // Key, Location, Tags, Properties; ID/Version/times are the driver's
 	ExpectVersion int64
 	Now           time.Time
+	// CancelBackfillOf: the write changes the state of a stored collection, and these are the
+	// states of the jobs whose backfill the change cancels (jobstate.BackfillOnCollectionChange
+	// of the state read and the one written; ExpectVersion guards the state read). In the
+	// write's transaction, when it replaces the collection: the waiting executions of its jobs
+	// in those states (DueAt BackfillWaiting: their backfill's not yet started and the
+	// occurrence buffered by BufferOne, as JobPutParams.CancelBackfill cancels them) are
+	// deleted with no history, each such job's ExecutionCount is taken down by their number and
+	// its Version bumped; the collection returned lists them (Collection.Cancelled). The
+	// executions under way are left to finish.
+	CancelBackfillOf []string
 }
 
 // CollectionDeleteParams deletes a collection with all its jobs, executions and history.

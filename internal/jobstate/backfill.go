@@ -50,14 +50,33 @@ func Backfill(rule *recurrence.Rule, from, to, now time.Time) ([]time.Time, wire
 func utc(t time.Time) string { return t.UTC().Format(time.RFC3339) }
 
 // BackfillOnChange is what a change of a job's state, or of its collection's, does to the job's
-// backfill under way (SPEC 5: a change cancels the occurrences not yet started): disabling the
-// job or its collection (Claimable before the change, not after) cancels the backfill's
-// executions still waiting, deleted with no history and taken off the job's executionCount, as
-// a cancelled claim; the execution under way finishes (its retries and error action too). Any
-// other change leaves the backfill alone, so that a job that is Disabled can still be
-// backfilled and its backfill runs to the end. The stores cancel them in the job write's
-// transaction (store.JobPutParams.CancelBackfill), with the waiting occurrence a change cancels
-// (WaitingOnChange). Deleting the job deletes its executions with it.
+// backfill under way (SPEC 5: a change cancels the occurrences not yet started): a change that
+// stops the job from firing (Claimable before the change, not after: the job or its collection
+// disabled) or from running on request (ManualRunAllowed before, not after: its collection
+// disabled or suspended, which stops a Disabled job's backfill too, as the jobs of a collection
+// that is not Enabled do not run) cancels the backfill's executions still waiting, deleted with
+// no history and taken off the job's executionCount, as a cancelled claim; the execution under
+// way finishes (its retries and error action too). Any other change leaves the backfill alone,
+// so that a job that is Disabled can still be backfilled and its backfill runs to the end. The
+// stores cancel them in the transaction of the job's write (store.JobPutParams.CancelBackfill)
+// or of its collection's (store.CollectionPutParams.CancelBackfillOf, from
+// BackfillOnCollectionChange), with the waiting occurrence a change cancels (WaitingOnChange).
+// Deleting the job deletes its executions with it.
 func BackfillOnChange(state, collectionState, newState, newCollectionState string) (cancel bool) {
-	return Claimable(state, collectionState) && !Claimable(newState, newCollectionState)
+	return Claimable(state, collectionState) && !Claimable(newState, newCollectionState) ||
+		ManualRunAllowed(state, collectionState) && !ManualRunAllowed(newState, newCollectionState)
+}
+
+// BackfillOnCollectionChange lists the job states whose backfill a change of their collection's
+// state from collectionState to newCollectionState cancels (BackfillOnChange of a job in that
+// state whose state stays), for the collection's write to cancel them in its transaction
+// (store.CollectionPutParams.CancelBackfillOf); nil when it cancels none.
+func BackfillOnCollectionChange(collectionState, newCollectionState string) []string {
+	var out []string
+	for _, s := range []string{Enabled, Disabled, Completed, Faulted} {
+		if BackfillOnChange(s, collectionState, s, newCollectionState) {
+			out = append(out, s)
+		}
+	}
+	return out
 }

@@ -2,6 +2,7 @@ package jobstate_test
 
 import (
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -68,9 +69,30 @@ func TestBackfillOnChange(t *testing.T) {
 		{jobstate.Disabled, on, jobstate.Disabled, on, false}, // a Disabled job's backfill runs on
 		{jobstate.Disabled, on, jobstate.Enabled, on, false},
 		{jobstate.Enabled, off, jobstate.Disabled, off, false},
+		{jobstate.Disabled, on, jobstate.Disabled, off, true}, // a Disabled job runs on request only in an Enabled collection
+		{jobstate.Disabled, on, jobstate.Disabled, "Suspended", true},
+		{jobstate.Disabled, off, jobstate.Disabled, "Suspended", false},
+		{jobstate.Enabled, off, jobstate.Enabled, on, false},
 	} {
 		if got := jobstate.BackfillOnChange(c.state, c.collection, c.newState, c.newCollection); got != c.want {
 			t.Errorf("BackfillOnChange(%s, %s, %s, %s) = %v, want %v", c.state, c.collection, c.newState, c.newCollection, got, c.want)
+		}
+	}
+}
+
+func TestBackfillOnCollectionChange(t *testing.T) {
+	for _, c := range []struct {
+		from, to string
+		want     []string
+	}{
+		{jobstate.CollectionEnabled, "Disabled", []string{jobstate.Enabled, jobstate.Disabled}},
+		{jobstate.CollectionEnabled, "Suspended", []string{jobstate.Enabled, jobstate.Disabled}},
+		{"Disabled", jobstate.CollectionEnabled, nil},
+		{"Disabled", "Suspended", nil},
+		{jobstate.CollectionEnabled, jobstate.CollectionEnabled, nil},
+	} {
+		if got := jobstate.BackfillOnCollectionChange(c.from, c.to); !slices.Equal(got, c.want) {
+			t.Errorf("BackfillOnCollectionChange(%s, %s) = %v, want %v", c.from, c.to, got, c.want)
 		}
 	}
 }

@@ -36,7 +36,8 @@
 //     may (ManualRunAllowed), one execution each, one after the other, oldest first (the store
 //     makes the next due in the transaction that records the end of the previous one);
 //     BackfillOnChange: disabling the job or its collection cancels those not yet started, in
-//     the job's write (store.JobPutParams.CancelBackfill).
+//     the job's write (store.JobPutParams.CancelBackfill) or the collection's
+//     (BackfillOnCollectionChange, store.CollectionPutParams.CancelBackfillOf).
 //   - Manual runs: ManualRunAllowed (not final, collection not disabled), ManualRunTooEarly
 //     (the collection's maxRecurrence applies to manual runs too) and ManualRunBlocked (one
 //     manual run in flight at a time).

@@ -140,6 +140,10 @@ func (d *Driver) CollectionPut(ctx context.Context, params store.CollectionPutPa
 					INSERT INTO changes (kind, id, origin) SELECT 'collection', u.id, $7 FROM u WHERE $8
 				) SELECT * FROM u`,
 					c.Location, string(tags), string(props), c.Properties.State, params.Now, id, d.origin, state != c.Properties.State))
+				if err != nil || len(params.CancelBackfillOf) == 0 {
+					return err
+				}
+				out.Cancelled, err = cancelCollectionWaiting(ctx, tx, id, params.CancelBackfillOf, params.Now)
 				return err
 			}
 		})

@@ -312,3 +312,36 @@ func released(ctx context.Context, q querier, now time.Time, jobID int64, res *s
 	res.Version = version
 	return nil
 }
+
+// cancelCollectionWaiting cancels, in tx, the waiting executions of the jobs of collection id in
+// the given states (store.CollectionPutParams.CancelBackfillOf): those jobs' rows are locked
+// first, the executions deleted, and their number taken off each job's count at now. It returns
+// them by job, oldest first.
+func cancelCollectionWaiting(ctx context.Context, tx pgx.Tx, id int64, states []string, now time.Time) ([]store.Execution, error) {
+	args := sqlstore.CollectionCancelArgs(store.BackfillWaiting, id, states)
+	if _, err := tx.Exec(ctx, sqlstore.CollectionWaitingJobsLock(len(states)), args...); err != nil {
+		return nil, fmt.Errorf("cancel waiting: lock: %w", err)
+	}
+	rows, err := tx.Query(ctx, sqlstore.CollectionCancelWaiting(len(states)), args...)
+	if err != nil {
+		return nil, fmt.Errorf("cancel waiting: %w", err)
+	}
+	var out []store.Execution
+	for rows.Next() {
+		var e store.Execution
+		if err := rows.Scan(&e.ID, &e.JobID, &e.Tag, &e.Scheduled, &e.Backfill); err != nil {
+			rows.Close()
+			return nil, fmt.Errorf("cancel waiting: %w", err)
+		}
+		e.Scheduled = e.Scheduled.UTC()
+		out = append(out, e)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("cancel waiting: %w", err)
+	}
+	return out, sqlstore.CancelledCounts(out, func(jobID int64, n int) error {
+		_, err := tx.Exec(ctx, sqlstore.CollectionCancelCount, n, now, jobID)
+		return err
+	})
+}

@@ -142,6 +142,10 @@ func (d *Driver) CollectionPut(ctx context.Context, params store.CollectionPutPa
 			}
 		}
 		out, err = scanCollection(tx.StmtContext(ctx, d.crud.collectionByID).QueryRowContext(ctx, id))
+		if err != nil || created || len(params.CancelBackfillOf) == 0 {
+			return err
+		}
+		out.Cancelled, err = cancelCollectionWaiting(ctx, tx, id, params.CancelBackfillOf, now)
 		return err
 	})
 	if err != nil {

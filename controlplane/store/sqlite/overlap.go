@@ -275,3 +275,36 @@ func cancelWaiting(ctx context.Context, tx *sql.Tx, p store.JobPutParams, jobID 
 	slices.SortFunc(out, func(a, b store.Execution) int { return cmp.Compare(a.ID, b.ID) })
 	return out, nil
 }
+
+// cancelCollectionWaiting cancels, in tx, the waiting executions of the jobs of collection id in
+// the given states (store.CollectionPutParams.CancelBackfillOf): deleted, and their number taken
+// off each job's count at now. It returns them by job, oldest first.
+func cancelCollectionWaiting(ctx context.Context, tx *sql.Tx, id int64, states []string, now int64) ([]store.Execution, error) {
+	rows, err := tx.QueryContext(ctx, sqlstore.CollectionCancelWaiting(len(states)),
+		sqlstore.CollectionCancelArgs(nanos(store.BackfillWaiting), id, states)...)
+	if err != nil {
+		return nil, fmt.Errorf("cancel waiting: %w", err)
+	}
+	defer rows.Close()
+	var out []store.Execution
+	for rows.Next() {
+		var (
+			e         store.Execution
+			scheduled int64
+			backfill  int
+		)
+		if err := rows.Scan(&e.ID, &e.JobID, &e.Tag, &scheduled, &backfill); err != nil {
+			return nil, fmt.Errorf("cancel waiting: %w", err)
+		}
+		e.Scheduled, e.Backfill = fromNanos(scheduled), backfill != 0
+		out = append(out, e)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("cancel waiting: %w", err)
+	}
+	rows.Close()
+	return out, sqlstore.CancelledCounts(out, func(jobID int64, n int) error {
+		_, err := tx.ExecContext(ctx, sqlstore.CollectionCancelCount, n, now, jobID)
+		return err
+	})
+}

@@ -114,6 +114,7 @@ var areas = []struct {
 		{name: "OverlapLastExecution", fn: testRuleOverlapLastExecution},
 		{name: "OverlapRace", fn: testOverlapRace, serial: true},
 		{name: "BackfillDisabled", fn: testRuleBackfillDisabled},
+		{name: "BackfillCollectionDisabled", fn: testRuleBackfillCollectionDisabled},
 	}},
 	{"ChangeFeed", []testCase{
 		{name: "Changes", fn: testChangeFeed},
