@@ -86,55 +86,60 @@ func acceptsGzip(header string) bool {
 
 // writePerJob writes the per-job families in the Prometheus text format (0.0.4), as
 // expfmt.MetricFamilyToText writes them (labels in name order, values formatted alike),
-// straight from a copy of the counts: one allocation for the copy, none per series. Series are
-// in no particular order, which the format allows.
+// straight from the counts, copied a chunk at a time (eachChunk): no allocation per series,
+// and a scrape's copy is one chunk, whatever the number of jobs. Series are in no particular
+// order, which the format allows.
 func (c *Collector) writePerJob(w *bufio.Writer) {
-	rows := c.snapshot()
-	if len(rows) == 0 {
-		return
-	}
 	var num [32]byte
-	sample := func(name string, k seriesKey, outcome string, v float64) {
+	sample := func(name string, cn collName, job, outcome string, v float64) {
 		_, _ = w.WriteString(name)
 		_, _ = w.WriteString(`{collection="`)
-		writeLabelValue(w, k.collection)
+		writeLabelValue(w, cn.collection)
 		_, _ = w.WriteString(`",job="`)
-		writeLabelValue(w, k.job)
+		writeLabelValue(w, job)
 		if outcome != "" {
 			_, _ = w.WriteString(`",outcome="`)
 			writeLabelValue(w, outcome)
 		}
 		_, _ = w.WriteString(`",subscription="`)
-		writeLabelValue(w, k.subscription)
+		writeLabelValue(w, cn.subscription)
 		_, _ = w.WriteString(`"} `)
 		_, _ = w.Write(appendFloat(num[:0], v))
 		_ = w.WriteByte('\n')
 	}
-	_, _ = w.WriteString("# HELP " + MetricJobExecutions + " " + helpJobExecutions + "\n# TYPE " + MetricJobExecutions + " counter\n")
-	for i := range rows {
-		r := &rows[i]
-		for j, oc := range outcomes {
-			if j > 0 && r.s.n[j] == 0 {
-				continue
-			}
-			sample(MetricJobExecutions, r.k, oc, float64(r.s.n[j]))
-		}
-		for oc, n := range r.s.other {
-			sample(MetricJobExecutions, r.k, oc, float64(n))
-		}
-	}
 	header := false
-	for i := range rows {
-		r := &rows[i]
-		if !r.s.hasLast {
-			continue
-		}
-		if !header {
-			_, _ = w.WriteString("# HELP " + MetricJobLastSuccess + " " + helpJobLastSuccess + "\n# TYPE " + MetricJobLastSuccess + " gauge\n")
+	c.eachChunk(func(sc seriesChunk) {
+		if !header && len(sc.rows) > 0 {
+			_, _ = w.WriteString("# HELP " + MetricJobExecutions + " " + helpJobExecutions + "\n# TYPE " + MetricJobExecutions + " counter\n")
 			header = true
 		}
-		sample(MetricJobLastSuccess, r.k, "", r.s.lastSuccess)
-	}
+		for j := range sc.rows {
+			r := &sc.rows[j]
+			for i, oc := range outcomes {
+				if i > 0 && r.n[i] == 0 {
+					continue
+				}
+				sample(MetricJobExecutions, sc.colls[r.coll], r.job, oc, float64(r.n[i]))
+			}
+			for oc, n := range sc.other[sc.first+uint32(j)] {
+				sample(MetricJobExecutions, sc.colls[r.coll], r.job, oc, float64(n))
+			}
+		}
+	})
+	header = false
+	c.eachChunk(func(sc seriesChunk) {
+		for j := range sc.rows {
+			r := &sc.rows[j]
+			if !r.hasLast {
+				continue
+			}
+			if !header {
+				_, _ = w.WriteString("# HELP " + MetricJobLastSuccess + " " + helpJobLastSuccess + "\n# TYPE " + MetricJobLastSuccess + " gauge\n")
+				header = true
+			}
+			sample(MetricJobLastSuccess, sc.colls[r.coll], r.job, "", r.last)
+		}
+	})
 }
 
 // writeLabelValue writes a label value escaped as the text format wants (\\, \" and \n).
