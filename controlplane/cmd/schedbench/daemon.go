@@ -149,17 +149,27 @@ func (d *daemon) restart(ctx context.Context) (time.Duration, error) {
 		return 0, errors.New("restart: one daemon only (not with --replicas)")
 	}
 	d.terminate()
-	if err := os.Remove(filepath.Join(d.dataDir, "listen-address")); err != nil && !errors.Is(err, os.ErrNotExist) {
+	took, err := d.startAgain(ctx)
+	if err != nil {
 		return 0, fmt.Errorf("restart: %w", err)
+	}
+	return took, nil
+}
+
+// startAgain starts the stopped daemon on its data directory (and store) and returns how long
+// the new process took from its start until /readyz answered 200.
+func (d *daemon) startAgain(ctx context.Context) (time.Duration, error) {
+	if err := os.Remove(filepath.Join(d.dataDir, "listen-address")); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return 0, err
 	}
 	start := time.Now()
 	nd, err := startOne(ctx, d.opts, d.token, d.extra, d.dataDir)
 	if err != nil {
-		return 0, fmt.Errorf("restart: %w", err)
+		return 0, err
 	}
 	d.cmd, d.endpoint, d.client = nd.cmd, nd.endpoint, nd.client
 	if err := waitReady(ctx, d.endpoint, 10*time.Minute); err != nil {
-		return 0, fmt.Errorf("restart: %w", err)
+		return 0, err
 	}
 	return time.Since(start), nil
 }

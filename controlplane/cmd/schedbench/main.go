@@ -62,6 +62,8 @@ type options struct {
 	calibrateOnly  bool
 	calibrateFor   time.Duration // 0: no calibration
 	calibrateConns int           // 0: the connections the daemons open to the sink
+	seedHistory    int           // history entries given to every job after the PUTs (0: none)
+	seedExecutions int           // executions the seed moves every job's count on by (at least seedHistory)
 }
 
 // period is how often every job recurs.
@@ -94,6 +96,8 @@ func main() {
 	flag.StringVar(&o.compare, "compare", "", "compare runs without and with features, comma separated: signing, otlp (a collector that accepts the spans), otlp-hang (one that never answers); runs --pairs off/on pairs back to back, alternating, each on a fresh daemon, and prints their ratios")
 	flag.IntVar(&o.pairs, "pairs", 2, "off/on pairs of a --compare run")
 	flag.StringVar(&o.otlp, "otlp", "", "export the attempts' spans (--otlp-endpoint) to an in-process collector: ok (it accepts them) or hang (it never answers); empty: no export")
+	flag.IntVar(&o.seedHistory, "seed-history", 0, "after the PUTs, stop the daemon and give every job N executions of history through the store driver (as the record path writes them, one cycle apart), then start it again and report the store's size per entry and per job: 1000 puts every job at the retention bound (one daemon)")
+	flag.IntVar(&o.seedExecutions, "seed-executions", 0, "with --seed-history N: move every job's execution count on by M (at least N), the N entries being the oldest of M executions: --seed-history 10 --seed-executions 1000 puts every job at the retention bound with 10 entries stored, so that each of its next 10 fires pushes one out")
 	flag.Parse()
 	set := map[string]bool{}
 	flag.Visit(func(f *flag.Flag) { set[f.Name] = true })
@@ -124,8 +128,11 @@ func run(ctx context.Context, o options, out io.Writer) error {
 	if o.spread < time.Second || o.spread > o.period() || o.spread%time.Second != 0 {
 		return fmt.Errorf("--spread %s: want whole seconds, 1s..%s", o.spread, o.period())
 	}
-	if o.restart && o.replicas > 1 {
-		return errors.New("--restart: one daemon only (not with --replicas)")
+	if (o.restart || o.seedHistory > 0) && o.replicas > 1 {
+		return errors.New("--restart and --seed-history: one daemon only (not with --replicas)")
+	}
+	if o.seedHistory < 0 || o.seedExecutions < 0 {
+		return errors.New("--seed-history and --seed-executions must not be negative")
 	}
 	if o.calibrateFor < 0 || o.calibrateConns < 0 || (o.calibrateOnly && o.calibrateFor == 0) {
 		return errors.New("--calibrate-for and --calibrate-conns must not be negative, and --calibrate needs a --calibrate-for")
@@ -216,6 +223,11 @@ func runPhase(ctx context.Context, o options, s *sink, cal calibration, out io.W
 	}
 	fmt.Fprintf(out, "CPU for the PUTs (with any fires due meanwhile): %s\n", before.since(afterPuts, created, "PUT"))
 	fmt.Fprintf(out, "memory after the PUTs: %s\n", memoryPerJob(d, created))
+	if o.seedHistory > 0 {
+		if err := seedHistory(ctx, o, d, out); err != nil {
+			return fig, err
+		}
+	}
 	if o.cycles == 0 && !o.restart {
 		return fig, nil
 	}
@@ -250,6 +262,10 @@ func runPhase(ctx context.Context, o options, s *sink, cal calibration, out io.W
 	if cyclesStart, err = markCPU(ctx, d); err != nil {
 		return fig, err
 	}
+	sizeStart, err := storeSize(ctx, d)
+	if err != nil {
+		return fig, err
+	}
 	for time.Now().Before(deadline) {
 		if s.countBetween(first, last) >= want && time.Now().After(last.Add(-period).Add(o.spread)) {
 			break
@@ -276,6 +292,11 @@ func runPhase(ctx context.Context, o options, s *sink, cal calibration, out io.W
 	fig.fires = s.countBetween(first, last)
 	fig.cpuPerFire, fig.allocsPerFire = cyclesStart.perUnit(cyclesEnd, fig.fires)
 	fmt.Fprintf(out, "CPU over the observed cycles: %s\n", cyclesStart.since(cyclesEnd, fig.fires, "fire"))
+	sizeEnd, err := storeSize(ctx, d)
+	if err != nil {
+		return fig, err
+	}
+	fmt.Fprintf(out, "store over the observed cycles: %s -> %s\n", sizeStart, sizeEnd)
 	fmt.Fprintf(out, "load average at the end: %s\n", loadAverage())
 	if got := s.countBetween(first, last); got < want {
 		return fig, fmt.Errorf("the sink received %d of the %d fires due in the observed cycles", got, want)
