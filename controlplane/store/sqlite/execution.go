@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"math/bits"
 	"sort"
 	"strings"
 
@@ -195,16 +196,15 @@ func (d *Driver) claimJobs(ctx context.Context, tx *sql.Tx, claims []store.Execu
 	}
 	claims = regular
 	out := make(map[int64]claimedJob, len(claims))
-	full := d.stmt(ctx, tx, "claim.batch64")
 	for len(claims) > 0 {
-		n := min(len(claims), rowsPerStatement)
+		n := chunkSize(len(claims))
 		chunk := claims[:n]
 		claims = claims[n:]
 		args := make([]any, 0, 4*n)
 		for _, c := range chunk {
 			args = append(args, c.Execution.JobID, c.ExpectVersion, nanos(c.NextExecutionTime), lastExecutionAt(&c.Execution, now))
 		}
-		err := queryChunk(ctx, tx, full, claimBatchOf, n, args, func(rows *sql.Rows) error {
+		err := queryChunk(ctx, d.chunk(ctx, tx, "claim.batch", n), args, func(rows *sql.Rows) error {
 			var (
 				id int64
 				r  claimedJob
@@ -222,18 +222,10 @@ func (d *Driver) claimJobs(ctx context.Context, tx *sql.Tx, claims []store.Execu
 	return out, nil
 }
 
-// queryChunk runs the statement of a chunk of n rows with args: full (prepared) when the chunk is
-// full, else the text textOf(n). It calls scan for every row returned.
-func queryChunk(ctx context.Context, tx *sql.Tx, full *sql.Stmt, textOf func(int) string, n int, args []any, scan func(*sql.Rows) error) error {
-	var (
-		rows *sql.Rows
-		err  error
-	)
-	if n == rowsPerStatement {
-		rows, err = full.QueryContext(ctx, args...)
-	} else {
-		rows, err = tx.QueryContext(ctx, textOf(n), args...)
-	}
+// queryChunk runs the statement of a chunk (see chunk) with args and calls scan for every row
+// returned.
+func queryChunk(ctx context.Context, stmt *sql.Stmt, args []any, scan func(*sql.Rows) error) error {
+	rows, err := stmt.QueryContext(ctx, args...)
 	if err != nil {
 		return err
 	}
@@ -289,10 +281,30 @@ func (d *Driver) ExecutionListUnfinished(ctx context.Context, params store.Execu
 	return out, nil
 }
 
-// rowsPerStatement is how many rows one multi-row statement carries (claimed jobs, executions
-// inserted or deleted, history rows, recorded jobs): a full chunk runs a statement prepared once
-// (writerStatements), a last, partial one a text of its own.
+// rowsPerStatement is how many rows one multi-row statement carries at most (claimed jobs,
+// executions inserted or deleted, history rows, recorded jobs).
 const rowsPerStatement = 64
+
+// chunkSize is how many of rest rows the next multi-row statement carries: rowsPerStatement, else
+// the largest power of two that fits (37 rows go as 32, 4 and 1). Each size's statement is
+// prepared once (chunkedStatements): a batch compiles no statement of its own. Compiling the
+// text of a partial chunk on every batch took about 5 % of the daemon's CPU at 20,000 fires/s.
+func chunkSize(rest int) int {
+	if rest >= rowsPerStatement {
+		return rowsPerStatement
+	}
+	return 1 << (bits.Len(uint(rest)) - 1)
+}
+
+// chunkedStatements are the multi-row statements, by kind: the text for n rows. Each is prepared
+// for every chunkSize (1, 2, 4 ... rowsPerStatement rows).
+var chunkedStatements = map[string]func(n int) string{
+	"claim.batch":    claimBatchOf,
+	"claim.insert":   executionInsertOf,
+	"record.batch":   recordBatchOf,
+	"record.delete":  executionDeleteOf,
+	"record.history": historyInsertOf,
+}
 
 const (
 	executionInsert = `INSERT INTO executions (job_id, tag, scheduled, repeat_count, missed, manual, phase, attempt, due_at,
@@ -307,9 +319,8 @@ func executionInsertOf(n int) string {
 // insertExecutions inserts executions in chunks of rowsPerStatement rows and sets their IDs. Rows of
 // one INSERT get increasing IDs in VALUES order; the returned tags check that pairing.
 func (d *Driver) insertExecutions(ctx context.Context, tx *sql.Tx, xs []*store.Execution) error {
-	full := d.stmt(ctx, tx, "claim.insert64")
 	for len(xs) > 0 {
-		n := min(len(xs), rowsPerStatement)
+		n := chunkSize(len(xs))
 		chunk := xs[:n]
 		xs = xs[n:]
 		args := make([]any, 0, n*10)
@@ -317,15 +328,7 @@ func (d *Driver) insertExecutions(ctx context.Context, tx *sql.Tx, xs []*store.E
 			args = append(args, e.JobID, e.Tag, nanos(e.Scheduled), e.RepeatCount, e.Missed, boolInt(e.Manual),
 				e.Phase, e.Attempt, nanos(e.DueAt), nanos(e.ClaimedAt))
 		}
-		var (
-			rows *sql.Rows
-			err  error
-		)
-		if n == rowsPerStatement {
-			rows, err = full.QueryContext(ctx, args...)
-		} else {
-			rows, err = tx.QueryContext(ctx, executionInsertOf(n), args...)
-		}
+		rows, err := d.chunk(ctx, tx, "claim.insert", n).QueryContext(ctx, args...)
 		if err != nil {
 			return fmt.Errorf("execution insert: %w", err)
 		}
@@ -374,14 +377,9 @@ var writerStatements = map[string]string{
 		RETURNING version, execution_count`,
 	"claim.manual": `UPDATE jobs SET execution_count = execution_count + 1,
 		last_execution_time = ?, version = version + 1 WHERE id = ? RETURNING version, execution_count`,
-	"claim.exists":     `SELECT 1 FROM jobs WHERE id = ?`,
-	"claim.inflight":   manualInFlightSQL,
-	"claim.insert64":   executionInsertOf(rowsPerStatement),
-	"claim.batch64":    claimBatchOf(rowsPerStatement),
-	"record.batch64":   recordBatchOf(rowsPerStatement),
-	"record.delete64":  executionDeleteOf(rowsPerStatement),
-	"record.next":      `UPDATE executions SET phase = ?, attempt = ?, due_at = ? WHERE id = ? AND job_id = ? AND owner = ? RETURNING id`,
-	"record.history64": historyInsertOf(rowsPerStatement),
+	"claim.exists":   `SELECT 1 FROM jobs WHERE id = ?`,
+	"claim.inflight": manualInFlightSQL,
+	"record.next":    `UPDATE executions SET phase = ?, attempt = ?, due_at = ? WHERE id = ? AND job_id = ? AND owner = ? RETURNING id`,
 	"record.job": `UPDATE jobs SET failure_count = failure_count + ?1, faulted_count = faulted_count + ?2,
 		consecutive_faults = CASE WHEN ?2 THEN consecutive_faults + 1 WHEN ?3 THEN 0 ELSE consecutive_faults END,
 		version = version + 1 WHERE id = ?4 AND ` + recordChanges("?1", "?2", "?3") + `
@@ -402,10 +400,25 @@ func (d *Driver) prepare(ctx context.Context) error {
 		}
 		d.stmts[name] = s
 	}
+	d.chunks = make(map[string][]*sql.Stmt, len(chunkedStatements))
+	for name, textOf := range chunkedStatements {
+		for n := 1; n <= rowsPerStatement; n *= 2 {
+			s, err := d.w.PrepareContext(ctx, textOf(n))
+			if err != nil {
+				return fmt.Errorf("prepare %s of %d rows: %w", name, n, err)
+			}
+			d.chunks[name] = append(d.chunks[name], s)
+		}
+	}
 	return nil
 }
 
 // stmt returns a prepared writer statement bound to tx.
 func (d *Driver) stmt(ctx context.Context, tx *sql.Tx, name string) *sql.Stmt {
 	return tx.StmtContext(ctx, d.stmts[name])
+}
+
+// chunk returns the prepared multi-row statement name for n rows (a chunkSize), bound to tx.
+func (d *Driver) chunk(ctx context.Context, tx *sql.Tx, name string, n int) *sql.Stmt {
+	return tx.StmtContext(ctx, d.chunks[name][bits.Len(uint(n))-1])
 }

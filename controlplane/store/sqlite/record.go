@@ -31,7 +31,7 @@ func executionDeleteOf(n int) string {
 }
 
 // deleteExecutions deletes the executions the finished records end (those of the record's
-// owner), a chunk per statement (a full one prepared once), and returns which of them existed.
+// owner), a chunk per statement, and returns which of them existed.
 func (d *Driver) deleteExecutions(ctx context.Context, tx *sql.Tx, records []store.AttemptRecord) (map[int64]bool, error) {
 	var triples []any
 	for _, r := range records {
@@ -40,12 +40,11 @@ func (d *Driver) deleteExecutions(ctx context.Context, tx *sql.Tx, records []sto
 		}
 	}
 	existed := make(map[int64]bool, len(triples)/3)
-	full := d.stmt(ctx, tx, "record.delete64")
 	for len(triples) > 0 {
-		n := min(len(triples)/3, rowsPerStatement)
+		n := chunkSize(len(triples) / 3)
 		chunk := triples[:3*n]
 		triples = triples[3*n:]
-		err := queryChunk(ctx, tx, full, executionDeleteOf, n, chunk, func(rows *sql.Rows) error {
+		err := queryChunk(ctx, d.chunk(ctx, tx, "record.delete", n), chunk, func(rows *sql.Rows) error {
 			var id int64
 			if err := rows.Scan(&id); err != nil {
 				return err
@@ -62,18 +61,11 @@ func (d *Driver) deleteExecutions(ctx context.Context, tx *sql.Tx, records []sto
 
 // insertHistory inserts history rows (historyColumnsN values each), in order.
 func (d *Driver) insertHistory(ctx context.Context, tx *sql.Tx, rows []any) error {
-	full := d.stmt(ctx, tx, "record.history64")
 	for len(rows) > 0 {
-		n := min(len(rows)/historyColumnsN, rowsPerStatement)
+		n := chunkSize(len(rows) / historyColumnsN)
 		chunk := rows[:n*historyColumnsN]
 		rows = rows[n*historyColumnsN:]
-		var err error
-		if n == rowsPerStatement {
-			_, err = full.ExecContext(ctx, chunk...)
-		} else {
-			_, err = tx.ExecContext(ctx, historyInsertOf(n), chunk...)
-		}
-		if err != nil {
+		if _, err := d.chunk(ctx, tx, "record.history", n).ExecContext(ctx, chunk...); err != nil {
 			return fmt.Errorf("history insert: %w", err)
 		}
 	}
@@ -213,9 +205,8 @@ func (d *Driver) recordJobs(ctx context.Context, tx *sql.Tx, records []store.Att
 		seen[records[i].JobID] = true
 	}
 	out := make(map[int64]recordedJob, len(touched))
-	full := d.stmt(ctx, tx, "record.batch64")
 	for len(touched) > 0 {
-		n := min(len(touched), rowsPerStatement)
+		n := chunkSize(len(touched))
 		chunk := touched[:n]
 		touched = touched[n:]
 		args := make([]any, 0, 4*n)
@@ -223,7 +214,7 @@ func (d *Driver) recordJobs(ctx context.Context, tx *sql.Tx, records []store.Att
 			r := records[i]
 			args = append(args, r.JobID, boolInt(r.Failure), boolInt(r.Finished && r.Faulted), boolInt(r.Finished))
 		}
-		err := queryChunk(ctx, tx, full, recordBatchOf, n, args, func(rows *sql.Rows) error {
+		err := queryChunk(ctx, d.chunk(ctx, tx, "record.batch", n), args, func(rows *sql.Rows) error {
 			var (
 				id int64
 				j  recordedJob

@@ -61,9 +61,11 @@ type Driver struct {
 	w     *sql.DB // one writer connection
 	r     *sql.DB // read-only pool
 	stmts map[string]*sql.Stmt
-	crud  crudStatements
-	puts  groupcommit.Queue[*sqlstore.PutRequest] // JobPut's group commit (each batch one transaction, maxPutBatch)
-	path  string
+	// chunks are the multi-row statements by kind, one per chunk size (chunkedStatements).
+	chunks map[string][]*sql.Stmt
+	crud   crudStatements
+	puts   groupcommit.Queue[*sqlstore.PutRequest] // JobPut's group commit (each batch one transaction, maxPutBatch)
+	path   string
 }
 
 var _ store.Driver = (*Driver)(nil)
@@ -152,6 +154,11 @@ func (d *Driver) Close() error {
 	errs := []error{d.crud.close(), d.r.Close()}
 	for _, s := range d.stmts {
 		errs = append(errs, s.Close())
+	}
+	for _, ss := range d.chunks {
+		for _, s := range ss {
+			errs = append(errs, s.Close())
+		}
 	}
 	return errors.Join(append(errs, d.w.Close())...)
 }

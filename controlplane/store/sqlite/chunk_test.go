@@ -1,0 +1,40 @@
+package sqlite
+
+import (
+	"math/bits"
+	"testing"
+)
+
+// TestChunksArePreparedSizes: every batch, whatever its size, goes in chunks of the sizes
+// prepared once (1, 2, 4 ... rowsPerStatement rows), in order, with at most one chunk of each
+// size below rowsPerStatement.
+func TestChunksArePreparedSizes(t *testing.T) {
+	prepared := map[int]bool{}
+	for n := 1; n <= rowsPerStatement; n *= 2 {
+		prepared[n] = true
+	}
+	if len(prepared) != bits.Len(rowsPerStatement) {
+		t.Fatalf("%d sizes prepared, want %d", len(prepared), bits.Len(rowsPerStatement))
+	}
+	for rows := 1; rows <= 3*rowsPerStatement+1; rows++ {
+		var sizes []int
+		for rest := rows; rest > 0; {
+			n := chunkSize(rest)
+			if !prepared[n] || n > rest {
+				t.Fatalf("%d rows: a chunk of %d with %d left (chunks so far %v)", rows, n, rest, sizes)
+			}
+			sizes = append(sizes, n)
+			rest -= n
+		}
+		full := rows / rowsPerStatement
+		want := full + bits.OnesCount(uint(rows%rowsPerStatement))
+		if len(sizes) != want {
+			t.Fatalf("%d rows: chunks %v, want %d chunks", rows, sizes, want)
+		}
+		for i := 1; i < len(sizes); i++ {
+			if sizes[i] > sizes[i-1] || (sizes[i] == sizes[i-1] && sizes[i] != rowsPerStatement) {
+				t.Fatalf("%d rows: chunks %v", rows, sizes)
+			}
+		}
+	}
+}
