@@ -49,14 +49,28 @@ func (c *Collector) Handler(g prometheus.Gatherer) http.Handler {
 		h.Add("Vary", "Accept")
 		h.Add("Vary", "Accept-Encoding")
 		h.Set("Content-Type", string(format))
+		sw, _ := c.writers.Get().(*scrapeWriters)
+		if sw == nil {
+			sw = &scrapeWriters{bw: bufio.NewWriterSize(nil, 64<<10)}
+		}
+		defer c.writers.Put(sw)
 		var out io.Writer = w
 		if acceptsGzip(r.Header.Get("Accept-Encoding")) {
 			h.Set("Content-Encoding", "gzip")
-			gz := gzip.NewWriter(w)
-			defer func() { _ = gz.Close() }()
-			out = gz
+			if sw.gz == nil {
+				sw.gz = gzip.NewWriter(w)
+			} else {
+				sw.gz.Reset(w)
+			}
+			defer func() {
+				_ = sw.gz.Close()
+				sw.gz.Reset(nil) // keeps no hold on w in the pool
+			}()
+			out = sw.gz
 		}
-		bw := bufio.NewWriterSize(out, 64<<10)
+		bw := sw.bw
+		bw.Reset(out)
+		defer bw.Reset(nil)
 		enc := expfmt.NewEncoder(bw, format)
 		for _, mf := range mfs {
 			if err := enc.Encode(mf); err != nil {
@@ -69,6 +83,13 @@ func (c *Collector) Handler(g prometheus.Gatherer) http.Handler {
 		}
 		_ = bw.Flush()
 	})
+}
+
+// scrapeWriters are a text scrape's buffer and gzip compressor, reused by the next scrapes
+// (Collector.writers): a gzip.Writer allocates about 1 MB.
+type scrapeWriters struct {
+	bw *bufio.Writer
+	gz *gzip.Writer
 }
 
 // acceptsGzip reports whether an Accept-Encoding header accepts gzip (not with q=0).

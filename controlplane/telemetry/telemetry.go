@@ -14,10 +14,12 @@
 //     (the alerting rules catch a series that appears at 1). Config.PerJob false turns them off
 //     (the daemon's --metrics-per-job=false).
 //   - The per-job series are kept as one row of values per job (integer counts, the last
-//     success and its names, about 60 bytes with its index: perjob.go), not as client_golang vector children (those cost about 2.9 kB of heap and 72
-//     allocations for each job's first execution), and they are not in the daemon's registry:
-//     Handler writes them into /metrics straight from the counts in the text format, and only
-//     there (a Gather of the registry, as the dashboard's sampling does, stays small).
+//     success, its names; about 70 bytes of heap with its index: perjob.go), not as
+//     client_golang vector children (those cost about 2.9 kB of heap and 72 allocations for
+//     each job's first execution), and they are not in the daemon's registry:
+//     Handler writes them into /metrics straight from the counts in the text format, copying
+//     one chunk of rows at a time, and only there (a Gather of the registry, as the
+//     dashboard's sampling does, stays small).
 //   - A job's last success is known from its successes on this process; when a job's first
 //     execution seen by this process did not succeed, its last success is read from the store's
 //     history (the newest completed main action), else its creation time, so that "has not
@@ -86,6 +88,7 @@ type Collector struct {
 	missed          prometheus.Counter
 	jobsDesc        *prometheus.Desc
 	perJobReg       *prometheus.Registry // the per-job series alone (PerJobGatherer)
+	writers         sync.Pool            // *scrapeWriters of the text scrapes (exposition.go)
 
 	mu      sync.Mutex
 	series  seriesTable      // jobs with series (PerJob)
