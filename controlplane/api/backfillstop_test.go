@@ -16,8 +16,9 @@ import (
 
 // TestDisablingCancelsTheBackfill: disabling a job (PATCH) or its collection (POST .../disable)
 // while its backfill runs cancels the backfill's executions not yet started in the write (the
-// running one stays; executionCount two less in the answer and the store); a change of a job
-// that was already Disabled (its note) leaves its backfill alone.
+// running one stays; executionCount two less in the answer and the store), a Disabled job's
+// too when its collection is disabled (its jobs do not run, not even on request); a change of a
+// job that was already Disabled (its note) leaves its backfill alone.
 func TestDisablingCancelsTheBackfill(t *testing.T) {
 	jobPath := collPath + "/jobs/j1" + apiVersion
 	for _, tc := range []struct {
@@ -31,6 +32,10 @@ func TestDisablingCancelsTheBackfill(t *testing.T) {
 			return h.must(http.StatusOK, http.MethodPatch, jobPath, `{"properties":{"state":"Disabled"}}`)
 		}, []string{"b1"}, 1, []string{"b2", "b3"}},
 		{"collection disabled", "Enabled", func(h *harness) response {
+			h.must(http.StatusOK, http.MethodPost, collPath+"/disable"+apiVersion, nil)
+			return response{}
+		}, []string{"b1"}, 1, []string{"b2", "b3"}},
+		{"a Disabled job's collection disabled", "Disabled", func(h *harness) response {
 			h.must(http.StatusOK, http.MethodPost, collPath+"/disable"+apiVersion, nil)
 			return response{}
 		}, []string{"b1"}, 1, []string{"b2", "b3"}},

@@ -8,6 +8,7 @@ import (
 
 	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/store"
 	"github.com/schedulerhq/terraform-provider-scheduler/internal/jobdef"
+	"github.com/schedulerhq/terraform-provider-scheduler/internal/jobstate"
 	"github.com/schedulerhq/terraform-provider-scheduler/internal/wire"
 )
 
@@ -141,6 +142,7 @@ func (s *Server) writeCollection(w http.ResponseWriter, r *http.Request, rt rout
 		if old != nil {
 			params.ExpectVersion = old.Version
 			params.Collection.Key = old.Key // keep the spelling it was created with
+			params.CancelBackfillOf = jobstate.BackfillOnCollectionChange(old.Properties.State, props.State)
 		}
 		stored, created, err := s.store.CollectionPut(ctx, params)
 		if errors.Is(err, store.ErrConflict) {
@@ -149,6 +151,7 @@ func (s *Server) writeCollection(w http.ResponseWriter, r *http.Request, rt rout
 		if err != nil {
 			return s.storeError(ctx, "job collection "+key.Name, err)
 		}
+		s.logCancelled(ctx, stored.Cancelled)
 		if old != nil && old.Properties.State != stored.Properties.State {
 			if err := s.rescheduleCollection(ctx, stored); err != nil {
 				return s.storeError(ctx, "the jobs of job collection "+key.Name, err)
@@ -187,7 +190,9 @@ func (s *Server) disableCollection(w http.ResponseWriter, r *http.Request, rt ro
 }
 
 // setCollectionState enables or disables a collection: its jobs' next executions are recomputed
-// from now (or cleared) and the dispatcher is told.
+// from now (or cleared) and the dispatcher is told. Disabling it cancels its jobs' backfill
+// executions not yet started (jobstate.BackfillOnCollectionChange) in the collection's write:
+// were the daemon to stop before the jobs' writes, none of them would run.
 func (s *Server) setCollectionState(w http.ResponseWriter, r *http.Request, rt route, state string) *apiError {
 	ctx := r.Context()
 	key := rt.key.CollectionKey
@@ -200,14 +205,19 @@ func (s *Server) setCollectionState(w http.ResponseWriter, r *http.Request, rt r
 			writeEmpty(w)
 			return nil
 		}
+		// The write cancels the waiting executions of the jobs whose backfill the change stops,
+		// in its own transaction.
+		cancel := jobstate.BackfillOnCollectionChange(c.Properties.State, state)
 		c.Properties.State = state
-		stored, _, err := s.store.CollectionPut(ctx, store.CollectionPutParams{Collection: *c, ExpectVersion: c.Version, Now: s.clock.Now()})
+		stored, _, err := s.store.CollectionPut(ctx, store.CollectionPutParams{Collection: *c, ExpectVersion: c.Version, Now: s.clock.Now(),
+			CancelBackfillOf: cancel})
 		if errors.Is(err, store.ErrConflict) {
 			continue
 		}
 		if err != nil {
 			return s.storeError(ctx, "job collection "+key.Name, err)
 		}
+		s.logCancelled(ctx, stored.Cancelled)
 		if err := s.rescheduleCollection(ctx, stored); err != nil {
 			return s.storeError(ctx, "the jobs of job collection "+key.Name, err)
 		}

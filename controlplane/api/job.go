@@ -284,7 +284,7 @@ func (s *Server) saveJob(w http.ResponseWriter, r *http.Request, rt route, info 
 			return s.storeError(ctx, "job "+rt.key.Name, err)
 		}
 		info.jobID = stored.ID
-		s.logCancelled(ctx, stored)
+		s.logCancelled(ctx, stored.Cancelled)
 		s.disp.JobWritten(stored)
 		code := http.StatusOK
 		if isNew {
@@ -371,11 +371,11 @@ func (s *Server) prepareJobWrite(rt route, info *reqInfo, coll *store.Collection
 	return params, rule, limits, nil
 }
 
-// logCancelled logs each waiting execution a job's write cancelled (store.Job.Cancelled: the
-// occurrence buffered by BufferOne, a backfill's not yet started), as the dispatcher logs a
-// claimed occurrence a change cancels.
-func (s *Server) logCancelled(ctx context.Context, j *store.Job) {
-	for _, x := range j.Cancelled {
+// logCancelled logs each waiting execution a job's or a collection's write cancelled
+// (store.Job.Cancelled, store.Collection.Cancelled: the occurrence buffered by BufferOne, a
+// backfill's not yet started), as the dispatcher logs a claimed occurrence a change cancels.
+func (s *Server) logCancelled(ctx context.Context, cancelled []store.Execution) {
+	for _, x := range cancelled {
 		what := "waiting occurrence cancelled: its job changed"
 		if x.Backfill {
 			what = "backfill execution cancelled: its job or its collection was disabled"
@@ -385,7 +385,9 @@ func (s *Server) logCancelled(ctx context.Context, j *store.Job) {
 }
 
 // rescheduleJob recomputes the next execution of a stored job after its collection's state
-// changed to collectionState, retrying when it loses a race with the dispatcher.
+// changed to collectionState, retrying when it loses a race with the dispatcher. The backfill
+// the change cancels is not its business: the collection's write cancelled it
+// (store.CollectionPutParams.CancelBackfillOf).
 func (s *Server) rescheduleJob(ctx context.Context, j *store.Job, collectionState string) error {
 	for range writeRetries {
 		if jobstate.Final(j.State) {
@@ -396,20 +398,13 @@ func (s *Server) rescheduleJob(ctx context.Context, j *store.Job, collectionStat
 			return err
 		}
 		next, state := jobstate.FirstRun(rule, j.State, collectionState, j.Status.ExecutionCount, s.clock.Now())
-		// The collection's state changed: disabling it cancels the job's backfill's executions
-		// not yet started (a collection that is not Enabled was not before: it changed).
-		cancel := jobstate.BackfillOnChange(j.State, jobstate.CollectionEnabled, state, collectionState)
-		if next.Equal(j.Status.NextExecutionTime) && state == j.State && !cancel {
+		if next.Equal(j.Status.NextExecutionTime) && state == j.State {
 			return nil
 		}
 		upd := *j
 		upd.Status.NextExecutionTime = next
 		upd.State = state
-		var stored *store.Job
-		stored, _, err = s.store.JobPut(ctx, store.JobPutParams{Job: upd, ExpectVersion: j.Version, Now: s.clock.Now(), CancelBackfill: cancel})
-		if err == nil {
-			s.logCancelled(ctx, stored)
-		}
+		_, _, err = s.store.JobPut(ctx, store.JobPutParams{Job: upd, ExpectVersion: j.Version, Now: s.clock.Now()})
 		if !errors.Is(err, store.ErrConflict) {
 			return err
 		}
