@@ -1,11 +1,9 @@
 package postgres
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"strings"
 	"time"
 
@@ -151,63 +149,83 @@ func (d *Driver) jobPutArgs(p store.JobPutParams, body string, replace bool) []a
 	return args
 }
 
+// putRow is one row of a job write's answer (jobPutStatement's, or a request's in
+// jobPutGroupStatement's): the collection, the job's version before the write, and the job
+// written (nil columns: nothing written).
+type putRow struct {
+	j                          store.Job
+	jobs, cver                 int64
+	oldVersion, id, version    *int64
+	created                    *bool
+	name, state                *string
+	createdAt, updatedAt       *time.Time
+	last, next                 *time.Time
+	execs, fails, faults, cons *int
+
+	cancelledIDs       []int64
+	cancelledTags      []string
+	cancelledScheduled []time.Time
+	cancelledBackfill  []bool
+}
+
+// dest are the scan destinations of the row's columns (with the cancelled executions' when
+// cancel).
+func (pr *putRow) dest(cancel bool) []any {
+	j := &pr.j
+	dest := []any{&j.CollectionID, &j.Key.Subscription, &j.Key.ResourceGroup, &j.Key.CollectionKey.Name, &j.CollectionState, &pr.jobs, &pr.cver,
+		&pr.oldVersion, &pr.created, &pr.id, &pr.name, &pr.state, &pr.createdAt, &pr.updatedAt, &pr.version, &pr.execs, &pr.fails,
+		&pr.faults, &pr.cons, &pr.last, &pr.next}
+	if cancel {
+		dest = append(dest, &pr.cancelledIDs, &pr.cancelledTags, &pr.cancelledScheduled, &pr.cancelledBackfill)
+	}
+	return dest
+}
+
 // scanPut reads jobPutStatement's answer: the job written and whether it was created, or the
 // outcome and error of a statement that wrote nothing. The job's properties are left to the
 // caller (they are what it wrote).
 func scanPut(row pgx.Row, p store.JobPutParams, replace bool) (*store.Job, bool, putOutcome, error) {
-	var (
-		j                          store.Job
-		jobs, cver                 int64
-		oldVersion, id, version    *int64
-		created                    *bool
-		name, state                *string
-		createdAt, updatedAt       *time.Time
-		last, next                 *time.Time
-		execs, fails, faults, cons *int
-	)
-	dest := []any{&j.CollectionID, &j.Key.Subscription, &j.Key.ResourceGroup, &j.Key.CollectionKey.Name, &j.CollectionState, &jobs, &cver,
-		&oldVersion, &created, &id, &name, &state, &createdAt, &updatedAt, &version, &execs, &fails, &faults, &cons, &last, &next}
-	var (
-		cancelledIDs       []int64
-		cancelledTags      []string
-		cancelledScheduled []time.Time
-		cancelledBackfill  []bool
-	)
-	if replace && cancels(p) {
-		dest = append(dest, &cancelledIDs, &cancelledTags, &cancelledScheduled, &cancelledBackfill)
-	}
-	err := row.Scan(dest...)
-	k := p.Job.Key
+	var pr putRow
+	err := row.Scan(pr.dest(replace && cancels(p))...)
 	switch {
 	case errors.Is(err, pgx.ErrNoRows):
-		return nil, false, putDone, fmt.Errorf("collection %s: %w", k.CollectionKey.Name, store.ErrNotFound)
+		return nil, false, putDone, fmt.Errorf("collection %s: %w", p.Job.Key.CollectionKey.Name, store.ErrNotFound)
 	case err != nil:
 		return nil, false, putDone, err
-	case created != nil:
-		j.ID, j.Key.Name, j.State, j.Version = *id, *name, *state, *version
-		j.CreatedAt, j.UpdatedAt = fromTS(createdAt), fromTS(updatedAt)
-		j.Status = store.JobStatus{ExecutionCount: *execs, FailureCount: *fails, FaultedCount: *faults, ConsecutiveFaults: *cons,
-			LastExecutionTime: fromTS(last), NextExecutionTime: fromTS(next)}
-		for i, xid := range cancelledIDs {
-			j.Cancelled = append(j.Cancelled, store.Execution{ID: xid, JobID: j.ID, Tag: cancelledTags[i],
-				Scheduled: cancelledScheduled[i].UTC(), Backfill: cancelledBackfill[i]})
+	}
+	return pr.outcome(p, replace)
+}
+
+// outcome is what a write did, from its row: the job written and whether it was created, or
+// the outcome and error of a write that wrote nothing.
+func (pr *putRow) outcome(p store.JobPutParams, replace bool) (*store.Job, bool, putOutcome, error) {
+	j, k := pr.j, p.Job.Key
+	switch {
+	case pr.created != nil:
+		j.ID, j.Key.Name, j.State, j.Version = *pr.id, *pr.name, *pr.state, *pr.version
+		j.CreatedAt, j.UpdatedAt = fromTS(pr.createdAt), fromTS(pr.updatedAt)
+		j.Status = store.JobStatus{ExecutionCount: *pr.execs, FailureCount: *pr.fails, FaultedCount: *pr.faults, ConsecutiveFaults: *pr.cons,
+			LastExecutionTime: fromTS(pr.last), NextExecutionTime: fromTS(pr.next)}
+		for i, xid := range pr.cancelledIDs {
+			j.Cancelled = append(j.Cancelled, store.Execution{ID: xid, JobID: j.ID, Tag: pr.cancelledTags[i],
+				Scheduled: pr.cancelledScheduled[i].UTC(), Backfill: pr.cancelledBackfill[i]})
 		}
-		return &j, *created, putDone, nil
-	case p.ExpectCollection.ID > 0 && (p.ExpectCollection.ID != j.CollectionID || p.ExpectCollection.Version != cver):
+		return &j, *pr.created, putDone, nil
+	case p.ExpectCollection.ID > 0 && (p.ExpectCollection.ID != j.CollectionID || p.ExpectCollection.Version != pr.cver):
 		return nil, false, putDone, fmt.Errorf("collection %s: expected %d version %d, found %d version %d: %w",
-			k.CollectionKey.Name, p.ExpectCollection.ID, p.ExpectCollection.Version, j.CollectionID, cver, store.ErrConflict)
-	case oldVersion != nil && p.CreateOnly:
+			k.CollectionKey.Name, p.ExpectCollection.ID, p.ExpectCollection.Version, j.CollectionID, pr.cver, store.ErrConflict)
+	case pr.oldVersion != nil && p.CreateOnly:
 		return nil, false, putDone, fmt.Errorf("job %s: a create, and the job exists: %w", k.Name, store.ErrConflict)
-	case oldVersion == nil && p.ExpectVersion > 0:
+	case pr.oldVersion == nil && p.ExpectVersion > 0:
 		return nil, false, putDone, fmt.Errorf("job %s: expected version %d, found none: %w", k.Name, p.ExpectVersion, store.ErrConflict)
-	case oldVersion == nil && p.MaxJobs > 0 && jobs >= int64(p.MaxJobs):
-		return nil, false, putDone, fmt.Errorf("collection %s holds %d jobs, the maximum is %d: %w", k.CollectionKey.Name, jobs, p.MaxJobs, store.ErrQuota)
-	case oldVersion == nil:
-		return nil, false, putRaced, nil // created meanwhile by another transaction (ON CONFLICT)
+	case pr.oldVersion == nil && p.MaxJobs > 0 && pr.jobs >= int64(p.MaxJobs):
+		return nil, false, putDone, fmt.Errorf("collection %s holds %d jobs, the maximum is %d: %w", k.CollectionKey.Name, pr.jobs, p.MaxJobs, store.ErrQuota)
+	case pr.oldVersion == nil:
+		return nil, false, putRaced, nil // created meanwhile by another transaction (ON CONFLICT), or left to run alone by a group
 	case !replace:
 		return nil, false, putAlone, nil
-	case p.ExpectVersion > 0 && p.ExpectVersion != *oldVersion:
-		return nil, false, putDone, fmt.Errorf("job %s: expected version %d, found %d: %w", k.Name, p.ExpectVersion, *oldVersion, store.ErrConflict)
+	case p.ExpectVersion > 0 && p.ExpectVersion != *pr.oldVersion:
+		return nil, false, putDone, fmt.Errorf("job %s: expected version %d, found %d: %w", k.Name, p.ExpectVersion, *pr.oldVersion, store.ErrConflict)
 	case p.ExpectVersion > 0:
 		return nil, false, putDone, fmt.Errorf("job %s: expected version %d, changed meanwhile: %w", k.Name, p.ExpectVersion, store.ErrConflict)
 	default:
@@ -246,63 +264,4 @@ func (d *Driver) jobPutAlone(ctx context.Context, r *sqlstore.PutRequest) {
 		}
 	}
 	r.Out, r.Err = nil, fmt.Errorf("job %s: changed concurrently %d times: %w", r.Params.Job.Key.Name, maxPutRaces, store.ErrConflict)
-}
-
-// maxPutGroup bounds the requests of one transaction.
-const maxPutGroup = 256
-
-// jobPutGroup runs a group. A request whose context is done is skipped. A group of one is a
-// statement on its own. A larger group is one implicit transaction, its statements in the order
-// of the collections' keys (so that groups of several replicas lock collection rows in one order
-// and never deadlock) and, within a collection, in the order they came. A request whose job
-// exists, or whose statement raced another transaction, runs again on its own after the group.
-// An error of any statement rolls the group back: each request then runs on its own, so that
-// only the one at fault fails.
-func (d *Driver) jobPutGroup(group []*sqlstore.PutRequest) {
-	live := make([]*sqlstore.PutRequest, 0, len(group))
-	for _, r := range group {
-		r.Out, r.Created, r.Err = nil, false, r.Ctx.Err()
-		if r.Err == nil {
-			live = append(live, r)
-		}
-	}
-	// The transaction serves every request: no single caller's cancellation may stop it.
-	ctx := context.WithoutCancel(group[0].Ctx)
-	if len(live) <= 1 {
-		for _, r := range live {
-			d.jobPutAlone(ctx, r)
-		}
-		return
-	}
-	slices.SortStableFunc(live, func(a, b *sqlstore.PutRequest) int {
-		x, y := a.Params.Job.Key.CollectionKey, b.Params.Job.Key.CollectionKey
-		return cmp.Or(cmp.Compare(key(x.Subscription), key(y.Subscription)), cmp.Compare(key(x.ResourceGroup), key(y.ResourceGroup)),
-			cmp.Compare(key(x.Name), key(y.Name)))
-	})
-	b := &pgx.Batch{}
-	for _, r := range live {
-		b.Queue(jobPutStatement, d.jobPutArgs(r.Params, r.Body, false)...)
-	}
-	var again []*sqlstore.PutRequest
-	err := func() error {
-		res := d.pool.SendBatch(ctx, b)
-		for _, r := range live {
-			var outcome putOutcome
-			r.Out, r.Created, outcome, r.Err = scanPut(res.QueryRow(), r.Params, false)
-			switch {
-			case outcome != putDone:
-				again = append(again, r)
-			case r.Err != nil && !errors.Is(r.Err, store.ErrNotFound) && !errors.Is(r.Err, store.ErrConflict) && !errors.Is(r.Err, store.ErrQuota):
-				_ = res.Close()
-				return r.Err
-			}
-		}
-		return res.Close() // the commit's error, if any
-	}()
-	if err != nil {
-		again = live
-	}
-	for _, r := range again {
-		d.jobPutAlone(ctx, r)
-	}
 }

@@ -117,7 +117,7 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 }
 
 // TestJobPutRoundTrips: a job write is one round trip (no BEGIN, no COMMIT, no separate read or
-// lock), and writes that queue while one is committed go together as one pipelined batch, quota
+// lock), and writes that queue while one is committed go together as one statement, quota
 // included; a create that finds its job existing replaces it on its own after the group.
 func TestJobPutRoundTrips(t *testing.T) {
 	ctx := t.Context()
@@ -148,55 +148,28 @@ func TestJobPutRoundTrips(t *testing.T) {
 	}
 	equal(t, "a replace", rt.take(), []string{"query WITH c AS"})
 
-	// Hold the collection's row so that the next write (it leads a group of one) waits in the
-	// database while ten more queue behind it.
-	blocker, err := pgx.Connect(ctx, u)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = blocker.Close(context.WithoutCancel(ctx)) }()
-	tx, err := blocker.Begin(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := tx.Exec(ctx, `SELECT 1 FROM collections FOR UPDATE`); err != nil {
-		t.Fatal(err)
-	}
 	type result struct {
 		created bool
 		err     error
 	}
-	var (
-		wg      sync.WaitGroup
-		results = map[string]*result{}
-	)
-	put := func(coll, name string) {
+	results := map[string]*result{}
+	put := func(coll, name string) func() {
 		r := &result{}
 		results[coll+"/"+name] = r
-		wg.Go(func() {
+		return func() {
 			_, r.created, r.err = d.JobPut(ctx, store.JobPutParams{Job: rtJob(coll, name, now), MaxJobs: 8, Now: now})
-		})
+		}
 	}
-	put("c", "b")
-	waitFor(t, "the first write to wait for the lock", func() bool {
-		var n int
-		err := blocker.QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity WHERE application_name = $1 AND wait_event_type = 'Lock'`, app).Scan(&n)
-		return err == nil && n == 1
-	})
-	// Queued in this order: c0..c7 (the collection holds warm, a and b: five fit under MaxJobs
-	// 8), a (exists: replaced on its own), and one in an absent collection.
-	names := []string{"c0", "c1", "c2", "c3", "c4", "c5", "c6", "c7", "a"}
-	for i, n := range names {
-		put("c", n)
-		waitFor(t, "write "+n+" to queue", func() bool { return d.PendingPuts() == i+1 })
+	// Queued in this order behind b: c0..c7 (the collection holds warm, a and b: five fit under
+	// MaxJobs 8), a (exists: replaced on its own), and one in an absent collection.
+	var queued []func()
+	for _, n := range []string{"c0", "c1", "c2", "c3", "c4", "c5", "c6", "c7", "a"} {
+		queued = append(queued, put("c", n))
 	}
-	put("nope", "x")
-	waitFor(t, "the last write to queue", func() bool { return d.PendingPuts() == len(names)+1 })
-	if err := tx.Commit(ctx); err != nil {
-		t.Fatal(err)
-	}
-	wg.Wait()
-	equal(t, "round trips of 11 writes", rt.take(), []string{"query WITH c AS", "batch of 10", "query WITH c AS"})
+	queued = append(queued, put("nope", "x"))
+	holdThenQueue(t, d, u, app, put("c", "b"), queued...)
+	// The ten queued writes are one statement (prepared at its first use on the connection).
+	equal(t, "round trips of 11 writes", rt.take(), []string{"query WITH c AS", "query WITH r AS", "prepare", "query WITH c AS"})
 
 	for key, r := range results {
 		var want result
@@ -218,6 +191,110 @@ func TestJobPutRoundTrips(t *testing.T) {
 		t.Fatal(err)
 	}
 	equal(t, "jobs in the collection", n, 8)
+}
+
+// holdThenQueue holds every collection's row from a connection of its own, starts first (it
+// leads a group of one, which waits in the database for the row), queues rest behind it in
+// order, then releases the rows and returns when every write has returned: rest are one group.
+func holdThenQueue(t *testing.T, d *postgres.Driver, u, app string, first func(), rest ...func()) {
+	t.Helper()
+	ctx := t.Context()
+	blocker, err := pgx.Connect(ctx, u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = blocker.Close(context.WithoutCancel(ctx)) }()
+	tx, err := blocker.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tx.Exec(ctx, `SELECT 1 FROM collections FOR UPDATE`); err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	wg.Go(first)
+	waitFor(t, "the first write to wait for the lock", func() bool {
+		var n int
+		err := blocker.QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity WHERE application_name = $1 AND wait_event_type = 'Lock'`, app).Scan(&n)
+		return err == nil && n == 1
+	})
+	for i, w := range rest {
+		wg.Go(w)
+		waitFor(t, fmt.Sprintf("write %d to queue", i), func() bool { return d.PendingPuts() == i+1 })
+	}
+	if err := tx.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestJobPutGroupOutcomes: in one group, the second write of the same new job replaces it on
+// its own after the group; a create only of an existing job and a create expecting another
+// version of its collection fail with ErrConflict, and a create expecting the collection as it
+// is succeeds, all without a statement of their own.
+func TestJobPutGroupOutcomes(t *testing.T) {
+	ctx := t.Context()
+	d, rt, u, app := openTraced(t)
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	ck := store.CollectionKey{Subscription: "s", ResourceGroup: "rg", Name: "c"}
+	c, _, err := d.CollectionPut(ctx, store.CollectionPutParams{Now: now, Collection: store.Collection{
+		Key: ck, Properties: wire.JobCollectionProperties{State: "Enabled"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := d.JobPut(ctx, store.JobPutParams{Job: rtJob("c", "old", now), Now: now}); err != nil {
+		t.Fatal(err)
+	}
+	rt.take()
+	type result struct {
+		created bool
+		version int64
+		err     error
+	}
+	var (
+		names   []string
+		results []*result
+	)
+	put := func(name string, p store.JobPutParams) func() {
+		r := &result{}
+		names, results = append(names, name), append(results, r)
+		p.Job, p.Now = rtJob("c", name, now), now
+		return func() {
+			var j *store.Job
+			if j, r.created, r.err = d.JobPut(ctx, p); j != nil {
+				r.version = j.Version
+			}
+		}
+	}
+	first := put("first", store.JobPutParams{})
+	right := store.CollectionVersion{ID: c.ID, Version: c.Version}
+	wrong := store.CollectionVersion{ID: c.ID, Version: c.Version + 1}
+	holdThenQueue(t, d, u, app, first,
+		put("twice", store.JobPutParams{MaxJobs: 10}),
+		put("twice", store.JobPutParams{MaxJobs: 10}),
+		put("old", store.JobPutParams{CreateOnly: true, ExpectCollection: right}),
+		put("blind", store.JobPutParams{CreateOnly: true, ExpectCollection: wrong}),
+		put("known", store.JobPutParams{CreateOnly: true, ExpectCollection: right}))
+	equal(t, "round trips", rt.take(), []string{"query WITH c AS", "query WITH r AS", "prepare", "query WITH c AS"})
+	got := []string{}
+	for i, r := range results {
+		e := "ok"
+		switch {
+		case errors.Is(r.err, store.ErrConflict):
+			e = "conflict"
+		case r.err != nil:
+			e = r.err.Error()
+		}
+		got = append(got, fmt.Sprintf("%s created=%v version=%d %s", names[i], r.created, r.version, e))
+	}
+	equal(t, "outcomes", got, []string{"first created=true version=1 ok", "twice created=true version=1 ok",
+		"twice created=false version=2 ok", "old created=false version=0 conflict", "blind created=false version=0 conflict",
+		"known created=true version=1 ok"})
+	n, err := d.JobCount(ctx, store.JobCountParams{Collection: ck})
+	if err != nil {
+		t.Fatal(err)
+	}
+	equal(t, "jobs in the collection", n, 4)
 }
 
 // TestNotifyOneRoundTrip: changes notified together are one statement, and every listener gets
