@@ -308,15 +308,21 @@ func deadlinePassed(ctx context.Context) bool {
 // scrubbed out (see scrubber). ok says which statuses are a success.
 func capture(resp *http.Response, ok func(status int) bool, sc *scrubber) Result {
 	defer func() { _ = resp.Body.Close() }()
-	// Read past the limit by the longest credential, so that one the limit cuts is scrubbed whole.
-	head, err := io.ReadAll(io.LimitReader(resp.Body, int64(MaxMessageBody+sc.longest())))
-	// Drain a little more so the connection can be reused; give up on huge bodies.
-	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 256<<10))
+	var (
+		head []byte
+		err  error
+	)
+	if resp.ContentLength != 0 { // an answer said to be empty is not read (nothing to allocate)
+		// Read past the limit by the longest credential, so that one the limit cuts is scrubbed whole.
+		head, err = io.ReadAll(io.LimitReader(resp.Body, int64(MaxMessageBody+sc.longest())))
+		// Drain a little more so the connection can be reused; give up on huge bodies.
+		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 256<<10))
+	}
 	body := sc.scrub(string(head))
 	if len(body) > MaxMessageBody {
 		body = body[:MaxMessageBody]
 	}
-	msg := sc.scrub(fmt.Sprintf("%s %s", resp.Proto, resp.Status))
+	msg := sc.scrub(resp.Proto + " " + resp.Status)
 	if len(body) > 0 {
 		msg += "\n" + strings.ToValidUTF8(body, "\uFFFD")
 	}

@@ -9,6 +9,10 @@ import (
 	"time"
 )
 
+// ownHeaders is how many headers every Http attempt carries whatever its job says: the scheduler's
+// six and traceparent.
+const ownHeaders = 7
+
 // httpRunner makes Http and Https attempts: one request with the scheduler's six headers and the
 // job's outbound authentication. A 2xx status is a success.
 type httpRunner struct{ e *Executor }
@@ -34,17 +38,24 @@ func (h httpRunner) run(ctx context.Context, a *Attempt) Result {
 	for k, v := range r.Headers {
 		req.Header.Set(k, v)
 	}
-	// Canonical keys written directly: these six are set on every attempt.
-	req.Header["X-Ms-Execution-Tag"] = []string{a.ExecutionTag}
-	req.Header["X-Ms-Client-Request-Id"] = []string{a.ClientRequestID}
-	req.Header["X-Ms-Scheduler-Expected-Execution-Time"] = []string{a.ExpectedExecution.UTC().Format(time.RFC3339)}
-	req.Header["X-Ms-Scheduler-Jobid"] = []string{a.JobID}
-	req.Header["X-Ms-Scheduler-Jobcollectionid"] = []string{a.JobCollectionID}
-	req.Header["X-Ms-Scheduler-Execution-Region"] = []string{a.Region}
+	// The values of the seven headers set on every attempt in one array (each key's slice capped
+	// at its one value, so that adding to it copies): one allocation instead of one per header.
+	own := make([]string, ownHeaders)
+	set := func(i int, key, value string) {
+		own[i] = value
+		req.Header[key] = own[i : i+1 : i+1]
+	}
+	// Canonical keys written directly.
+	set(0, "X-Ms-Execution-Tag", a.ExecutionTag)
+	set(1, "X-Ms-Client-Request-Id", a.ClientRequestID)
+	set(2, "X-Ms-Scheduler-Expected-Execution-Time", a.ExpectedExecution.UTC().Format(time.RFC3339))
+	set(3, "X-Ms-Scheduler-Jobid", a.JobID)
+	set(4, "X-Ms-Scheduler-Jobcollectionid", a.JobCollectionID)
+	set(5, "X-Ms-Scheduler-Execution-Region", a.Region)
 	for k, v := range a.Failure.fields() {
 		req.Header.Set(k, v)
 	}
-	req.Header["Traceparent"] = []string{a.traceIDs().Traceparent()}
+	set(6, "Traceparent", a.traceIDs().Traceparent())
 	delete(req.Header, "Tracestate") // a job's own tracestate would belong to another trace
 
 	client := e.client

@@ -31,7 +31,8 @@ type TraceIDs struct {
 func (a *Attempt) Trace() TraceIDs {
 	var t TraceIDs
 	t.TraceID, t.ExecutionSpan = ExecutionTrace(a.JobID, a.ExecutionTag)
-	s := sha256.Sum256([]byte("span\x00" + a.ClientRequestID))
+	var buf [64]byte // the hashed text, on the stack when it fits
+	s := sha256.Sum256(append(append(buf[:0], "span\x00"...), a.ClientRequestID...))
 	copy(t.AttemptSpan[:], s[:8])
 	// All-zero identifiers are invalid in W3C trace context.
 	if !t.AttemptSpan.IsValid() {
@@ -49,7 +50,8 @@ func ExecutionTrace(jobID, tag string) (trace.TraceID, trace.SpanID) {
 		id   trace.TraceID
 		span trace.SpanID
 	)
-	h := sha256.Sum256([]byte("trace\x00" + jobID + "\x00" + tag))
+	var buf [256]byte // the hashed text, on the stack when it fits
+	h := sha256.Sum256(append(append(append(append(buf[:0], "trace\x00"...), jobID...), 0), tag...))
 	copy(id[:], h[:16])
 	copy(span[:], h[16:24])
 	// All-zero identifiers are invalid in W3C trace context.
