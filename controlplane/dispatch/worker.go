@@ -8,11 +8,10 @@ import (
 	"sync"
 	"time"
 
-	"github.com/google/uuid"
-
 	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/action"
 	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/secret"
 	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/store"
+	"github.com/schedulerhq/terraform-provider-scheduler/internal/arm"
 	"github.com/schedulerhq/terraform-provider-scheduler/internal/jobdef"
 	"github.com/schedulerhq/terraform-provider-scheduler/internal/jobstate"
 	"github.com/schedulerhq/terraform-provider-scheduler/internal/wire"
@@ -260,9 +259,11 @@ func (ex *Executor) work(attemptCtx context.Context, t task) (*recordOp, bool) {
 	return ex.attempt(attemptCtx, t)
 }
 
-// ResourceIDs returns the ARM IDs of a job and of its collection.
+// ResourceIDs returns the ARM IDs of a job and of its collection (the job's built on the
+// collection's: two strings made, not three).
 func ResourceIDs(k store.JobKey) (job, collection string) {
-	return k.ID(), k.CollectionKey.ID()
+	collection = k.CollectionKey.ID()
+	return arm.JobIDIn(collection, k.Name), collection
 }
 
 // attempt makes one attempt and returns what to record; ok is false when the attempt was cut
@@ -276,7 +277,7 @@ func (ex *Executor) attempt(ctx context.Context, t task) (*recordOp, bool) {
 	props, err := openSecrets(ex.box, t.job.Properties, t.job.Key)
 	jobID, collID := ResourceIDs(t.job.Key)
 	at := action.Attempt{
-		ExecutionTag: x.Tag, ClientRequestID: uuid.NewString(),
+		ExecutionTag: x.Tag, ClientRequestID: newUUID(),
 		ExpectedExecution: x.Scheduled, JobID: jobID, JobCollectionID: collID, Region: ex.cfg.Region,
 		Phase: x.Phase, RetryCount: x.Attempt,
 	}

@@ -154,8 +154,11 @@ func CollectionID(subscription, resourceGroup, collection string) string {
 
 // JobID is the ARM id of a job, with the names as given: CollectionID + /jobs/{job}.
 func JobID(subscription, resourceGroup, collection, job string) string {
-	return CollectionID(subscription, resourceGroup, collection) + "/jobs/" + job
+	return JobIDIn(CollectionID(subscription, resourceGroup, collection), job)
 }
+
+// JobIDIn is the ARM id of a job in the collection whose ARM id is collectionID (CollectionID).
+func JobIDIn(collectionID, job string) string { return collectionID + "/jobs/" + job }
 
 // CanonicalJobID is the one spelling of a job's ARM id: the JobID of the folded names. Two keys
 // that name the same job have the same CanonicalJobID, and two that name different jobs do not.

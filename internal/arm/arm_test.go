@@ -127,3 +127,9 @@ func TestParseJobID(t *testing.T) {
 		}
 	}
 }
+
+func TestJobIDIn(t *testing.T) {
+	if got, want := JobIDIn(CollectionID("Sub", "RG", "Coll"), "Job"), JobID("Sub", "RG", "Coll", "Job"); got != want {
+		t.Errorf("JobIDIn = %s, want %s", got, want)
+	}
+}
