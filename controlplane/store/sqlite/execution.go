@@ -326,7 +326,7 @@ func (d *Driver) insertExecutions(ctx context.Context, tx *sql.Tx, xs []*store.E
 		args := make([]any, 0, n*10)
 		for _, e := range chunk {
 			args = append(args, e.JobID, e.Tag, nanos(e.Scheduled), e.RepeatCount, e.Missed, boolInt(e.Manual),
-				e.Phase, e.Attempt, nanos(e.DueAt), nanos(e.ClaimedAt))
+				word(e.Phase), e.Attempt, nanos(e.DueAt), nanos(e.ClaimedAt))
 		}
 		rows, err := d.chunk(ctx, tx, "claim.insert", n).QueryContext(ctx, args...)
 		if err != nil {

@@ -38,3 +38,21 @@ func TestChunksArePreparedSizes(t *testing.T) {
 		}
 	}
 }
+
+// TestWordsAreBoxedInPlace: the phases and history statuses every fire writes become statement
+// arguments without an allocation, with their value; any other text keeps its value.
+func TestWordsAreBoxedInPlace(t *testing.T) {
+	for _, w := range []string{"MainAction", "ErrorAction", "Completed", "Failed"} {
+		s := string([]byte(w)) // a string variable, as read from a record
+		var got any
+		if n := testing.AllocsPerRun(100, func() { got = word(s) }); n != 0 {
+			t.Errorf("word(%q): %v allocations, want 0", w, n)
+		}
+		if got != any(w) {
+			t.Errorf("word(%q) = %v", w, got)
+		}
+	}
+	if got := word("Postponed"); got != any("Postponed") {
+		t.Errorf("word(Postponed) = %v", got)
+	}
+}
