@@ -64,6 +64,7 @@ type options struct {
 	calibrateConns int           // 0: the connections the daemons open to the sink
 	seedHistory    int           // history entries given to every job after the PUTs (0: none)
 	seedExecutions int           // executions the seed moves every job's count on by (at least seedHistory)
+	seedBody       int           // bytes of response body in every seeded entry's message
 }
 
 // period is how often every job recurs.
@@ -98,6 +99,7 @@ func main() {
 	flag.StringVar(&o.otlp, "otlp", "", "export the attempts' spans (--otlp-endpoint) to an in-process collector: ok (it accepts them) or hang (it never answers); empty: no export")
 	flag.IntVar(&o.seedHistory, "seed-history", 0, "after the PUTs, stop the daemon and give every job N executions of history through the store driver (as the record path writes them, one cycle apart), then start it again and report the store's size per entry and per job: 1000 puts every job at the retention bound (one daemon)")
 	flag.IntVar(&o.seedExecutions, "seed-executions", 0, "with --seed-history N: move every job's execution count on by M (at least N), the N entries being the oldest of M executions: --seed-history 10 --seed-executions 1000 puts every job at the retention bound with 10 entries stored, so that each of its next 10 fires pushes one out")
+	flag.IntVar(&o.seedBody, "seed-body", 0, "with --seed-history: bytes of response body in every seeded entry's message (the sink answers with none; the record path keeps up to 2048)")
 	flag.Parse()
 	set := map[string]bool{}
 	flag.Visit(func(f *flag.Flag) { set[f.Name] = true })
@@ -131,8 +133,8 @@ func run(ctx context.Context, o options, out io.Writer) error {
 	if (o.restart || o.seedHistory > 0) && o.replicas > 1 {
 		return errors.New("--restart and --seed-history: one daemon only (not with --replicas)")
 	}
-	if o.seedHistory < 0 || o.seedExecutions < 0 {
-		return errors.New("--seed-history and --seed-executions must not be negative")
+	if o.seedHistory < 0 || o.seedExecutions < 0 || o.seedBody < 0 {
+		return errors.New("--seed-history, --seed-executions and --seed-body must not be negative")
 	}
 	if o.calibrateFor < 0 || o.calibrateConns < 0 || (o.calibrateOnly && o.calibrateFor == 0) {
 		return errors.New("--calibrate-for and --calibrate-conns must not be negative, and --calibrate needs a --calibrate-for")

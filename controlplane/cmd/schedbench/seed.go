@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strings"
@@ -24,8 +25,21 @@ import (
 const seedBatch = 50000
 
 // seedMessage is the message the record path stores for a delivery to the sink (the sink
-// answers 200 with no body).
-const seedMessage = "HTTP/1.1 200 OK"
+// answers 200 with no body), with body bytes of a response body after it (as action.capture
+// keeps up to action.MaxMessageBody of it): random letters and digits, which PostgreSQL's
+// compression of long values cannot shrink much more than real bodies.
+func seedMessage(body int) string {
+	msg := "HTTP/1.1 200 OK"
+	if body > 0 {
+		const chars = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
+		b := make([]byte, body)
+		for i := range b {
+			b[i] = chars[rand.IntN(len(chars))]
+		}
+		msg += "\n" + string(b)
+	}
+	return msg
+}
 
 // seededStore is what the seed needs of a driver: the jobs, their history loaded in bulk.
 type seededStore interface {
@@ -127,7 +141,7 @@ func seedRows(ctx context.Context, st seededStore, o options, n, m int) ([]*stor
 	if err != nil {
 		return nil, 0, err
 	}
-	period := o.period()
+	period, msg := o.period(), seedMessage(o.seedBody)
 	batch := make([]store.DumpRow, 0, seedBatch)
 	flush := func() error {
 		if len(batch) == 0 {
@@ -146,7 +160,7 @@ func seedRows(ctx context.Context, st seededStore, o options, n, m int) ([]*stor
 			due := j.Status.NextExecutionTime.Add(-time.Duration(m-r+1) * period)
 			id++
 			batch = append(batch, store.DumpRow{
-				id, j.ID, id, uuid.NewString(), store.ActionMain, store.HistoryCompleted, seedMessage, int64(0),
+				id, j.ID, id, uuid.NewString(), store.ActionMain, store.HistoryCompleted, msg, int64(0),
 				int64(j.Status.ExecutionCount + r), due, due.Add(9 * time.Millisecond), due.Add(12 * time.Millisecond),
 			})
 			rows++
