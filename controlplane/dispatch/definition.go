@@ -34,16 +34,16 @@ type sharedDef struct {
 	props *wire.JobProperties
 }
 
-// definitionKey is what an entry keeps of j's properties (its definitions key): what an attempt
+// definitionKey is what an entry keeps of a job's properties (its definitions key): what an attempt
 // reads (the action, the misfire rule and overlap policy), not what it does not (the startTime and recurrence,
 // kept in the entry's rule; the state, status, resumeAt and note), which would keep jobs that do
 // the same thing apart.
-func definitionKey(j *store.Job) (string, error) {
-	p := j.Properties
+func definitionKey(props *wire.JobProperties) (string, error) {
+	p := *props
 	p.StartTime, p.Recurrence, p.Status, p.State, p.ResumeAt, p.Note = "", nil, nil, "", "", ""
 	b, err := json.Marshal(p)
 	if err != nil {
-		return "", fmt.Errorf("encode job %d: %w", j.ID, err)
+		return "", fmt.Errorf("definition: %w", err)
 	}
 	return string(b), nil
 }

@@ -11,36 +11,28 @@ import (
 	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/store"
 	"github.com/schedulerhq/terraform-provider-scheduler/internal/jobstate"
 	"github.com/schedulerhq/terraform-provider-scheduler/internal/recurrence"
+	"github.com/schedulerhq/terraform-provider-scheduler/internal/wire"
 )
 
-// load reads the schedulable jobs, page by page (the executions are the executor's: a single
-// process's loads the unfinished ones, the replicas' take them).
-func (l *loop) load(ctx context.Context) error {
-	var after int64
-	for {
-		jobs, err := l.s.store.JobListSchedulable(ctx, store.JobListSchedulableParams{AfterID: after, Limit: DefaultLoadPage})
-		if err != nil {
-			return err
-		}
-		for _, j := range jobs {
-			l.put(j)
-			after = j.ID
-		}
-		if len(jobs) < DefaultLoadPage {
-			return nil
-		}
-	}
-}
-
-// put adds or replaces the entry of a job as loaded from the store; a job that cannot fire is
+// put adds or replaces the entry of a job as read from the store; a job that cannot fire is
 // dropped.
 func (l *loop) put(j *store.Job) {
+	defKey, err := definitionKey(&j.Properties)
+	if err != nil {
+		err = fmt.Errorf("encode job %d: %w", j.ID, err)
+	}
+	l.putKeyed(j, keys{schedule: scheduleKey(&j.Properties), definition: defKey, err: err})
+}
+
+// putKeyed is put with j's keys computed (a load shares them between the jobs whose properties
+// are the same text).
+func (l *loop) putKeyed(j *store.Job, k keys) {
 	old := l.entries[j.ID]
 	if !jobstate.Schedulable(j.State, j.CollectionState, j.Status.NextExecutionTime) {
 		l.drop(j.ID)
 		return
 	}
-	key := scheduleKey(j)
+	key := k.scheduleOf(j)
 	var sr *sharedRule
 	if old != nil && old.rule.key == key {
 		sr = old.rule // the schedule did not change
@@ -58,7 +50,7 @@ func (l *loop) put(j *store.Job) {
 	if old != nil {
 		l.heap.remove(&old.slot)
 	}
-	defKey, err := definitionKey(j)
+	defKey, err := k.definition, k.err
 	if err != nil {
 		l.s.log.Error("job cannot be kept: not scheduled", "job_id", j.ID, "job", j.Key.Name, "error", err.Error())
 		l.drop(j.ID)
@@ -221,24 +213,15 @@ func (l *loop) reloadCollection(ctx context.Context, id int64) {
 			l.drop(jid)
 		}
 	}
-	var after int64
-	for {
-		jobs, err := l.s.store.JobListSchedulable(ctx, store.JobListSchedulableParams{CollectionID: id, AfterID: after, Limit: DefaultLoadPage})
-		if err != nil {
-			l.s.log.Error("reloading a collection", "collection_id", id, "error", err.Error())
-			again(ctx, l.s.clock, &l.s.inbox, schedulerEvent(collectionChanged{id: id}))
+	err := l.list(ctx, store.JobListSchedulableParams{CollectionID: id}, func(j *store.Job, k keys) {
+		if e := l.entries[j.ID]; e != nil && e.claiming {
 			return
 		}
-		for _, j := range jobs {
-			after = j.ID
-			if e := l.entries[j.ID]; e != nil && e.claiming {
-				continue
-			}
-			l.put(j)
-		}
-		if len(jobs) < DefaultLoadPage {
-			return
-		}
+		l.putKeyed(j, k)
+	})
+	if err != nil {
+		l.s.log.Error("reloading a collection", "collection_id", id, "error", err.Error())
+		again(ctx, l.s.clock, &l.s.inbox, schedulerEvent(collectionChanged{id: id}))
 	}
 }
 
@@ -257,18 +240,14 @@ func (l *loop) job(e *entry) *store.Job {
 	}
 }
 
-// scheduleKey identifies what a job's rule is compiled from: startTime and recurrence, and the
-// creation time when there is no startTime (it is then the anchor).
-func scheduleKey(j *store.Job) string {
-	rec, err := json.Marshal(j.Properties.Recurrence)
+// scheduleKey identifies what a job's rule is compiled from (see keys.scheduleOf): startTime and
+// recurrence; the creation time is added when there is no startTime (it is then the anchor).
+func scheduleKey(p *wire.JobProperties) string {
+	rec, err := json.Marshal(p.Recurrence)
 	if err != nil {
-		rec = []byte(fmt.Sprintf("%p", j)) // never shared
+		rec = []byte(fmt.Sprintf("%p", p)) // never shared
 	}
-	k := j.Properties.StartTime + "\x00" + string(rec)
-	if j.Properties.StartTime == "" {
-		k += "\x00" + j.CreatedAt.UTC().Format(time.RFC3339Nano)
-	}
-	return k
+	return p.StartTime + "\x00" + string(rec)
 }
 
 // ruleCache shares compiled rules between jobs with the same schedule (often most of them:

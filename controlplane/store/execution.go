@@ -364,6 +364,8 @@ type Dispatch interface {
 	// JobGetMany returns the jobs of params.IDs that exist, each once, in no particular order (one round
 	// trip: the dispatcher reloads a burst of changed jobs with it).
 	JobGetMany(ctx context.Context, params JobGetManyParams) ([]*Job, error)
+	// JobListSchedulable pages through the jobs that can fire (the scheduler's load): each with
+	// its properties as stored in PropertiesJSON, not decoded (Properties is zero).
 	JobListSchedulable(ctx context.Context, params JobListSchedulableParams) ([]*Job, error)
 	// JobListPaused pages through the Disabled jobs that may have a resumeAt, ordered by ID (the
 	// scheduler's resumer reads which do: see JobListPausedParams).

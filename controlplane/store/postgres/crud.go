@@ -176,6 +176,18 @@ func (d *Driver) CollectionDelete(ctx context.Context, params store.CollectionDe
 }
 
 func scanJob(row pgx.Row) (*store.Job, error) {
+	j, props, err := scanJobRaw(row)
+	if err != nil {
+		return nil, err
+	}
+	if err := json.Unmarshal([]byte(props), &j.Properties); err != nil {
+		return nil, fmt.Errorf("job %d properties: %w", j.ID, err)
+	}
+	return j, nil
+}
+
+// scanJobRaw scans a job row, leaving its properties JSON to the caller.
+func scanJobRaw(row pgx.Row) (*store.Job, string, error) {
 	var (
 		j                            store.Job
 		props                        string
@@ -187,14 +199,11 @@ func scanJob(row pgx.Row) (*store.Job, error) {
 		&j.Status.ExecutionCount, &j.Status.FailureCount, &j.Status.FaultedCount, &j.Status.ConsecutiveFaults,
 		&lastExecution, &nextExecution)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	j.CreatedAt, j.UpdatedAt = fromTS(created), fromTS(updated)
 	j.Status.LastExecutionTime, j.Status.NextExecutionTime = fromTS(lastExecution), fromTS(nextExecution)
-	if err := json.Unmarshal([]byte(props), &j.Properties); err != nil {
-		return nil, fmt.Errorf("job %d properties: %w", j.ID, err)
-	}
-	return &j, nil
+	return &j, props, nil
 }
 
 func scanJobs(rows pgx.Rows) ([]*store.Job, error) {

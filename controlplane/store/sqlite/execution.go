@@ -71,8 +71,17 @@ func (d *Driver) JobListSchedulable(ctx context.Context, params store.JobListSch
 	if err != nil {
 		return nil, fmt.Errorf("job list schedulable: %w", err)
 	}
-	jobs, err := scanJobs(rows)
-	if err != nil {
+	defer rows.Close()
+	jobs := []*store.Job{}
+	for rows.Next() {
+		j, props, err := scanJobRaw(rows)
+		if err != nil {
+			return nil, fmt.Errorf("job list schedulable: %w", err)
+		}
+		j.PropertiesJSON = props
+		jobs = append(jobs, j)
+	}
+	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("job list schedulable: %w", err)
 	}
 	return jobs, nil

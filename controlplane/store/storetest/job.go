@@ -1,6 +1,7 @@
 package storetest
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"sync"
@@ -8,6 +9,7 @@ import (
 	"time"
 
 	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/store"
+	"github.com/schedulerhq/terraform-provider-scheduler/internal/wire"
 )
 
 func testJobPutGetDelete(t *testing.T, d store.Driver) {
@@ -346,4 +348,18 @@ func testJobListSchedulable(t *testing.T, d store.Driver) {
 	equal(t, "second page", ids(store.JobListSchedulableParams{AfterID: want[1], Limit: 2}), want[2:])
 	equal(t, "one collection", ids(store.JobListSchedulableParams{CollectionID: c.ID}), want[:2])
 	equal(t, "other collection", ids(store.JobListSchedulableParams{CollectionID: c2.ID}), want[2:])
+
+	// The properties come as stored, not decoded; the rest as any read gives it.
+	listed, err := d.JobListSchedulable(ctx, store.JobListSchedulableParams{Limit: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := *listed[0]
+	var props wire.JobProperties
+	if err := json.Unmarshal([]byte(got.PropertiesJSON), &props); err != nil {
+		t.Fatalf("PropertiesJSON %q: %v", got.PropertiesJSON, err)
+	}
+	equal(t, "listed properties undecoded", got.Properties, wire.JobProperties{})
+	got.Properties, got.PropertiesJSON = props, ""
+	equal(t, "listed job, its properties decoded", &got, getJob(t, d, want[0]))
 }
