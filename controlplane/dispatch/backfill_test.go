@@ -276,50 +276,6 @@ func TestBackfillAcrossReplicas(t *testing.T) {
 	equal(t, "nothing left", len(e.unfinished()), 0)
 }
 
-// Disabling a job while its backfill runs (the write the API makes: CancelBackfill, as
-// jobstate.BackfillOnChange says) cancels the backfill's executions not yet started: the one
-// under way finishes and is recorded, nothing after it runs, and the job is left with that one
-// execution.
-func TestDisablingStopsTheBackfill(t *testing.T) {
-	tg := newTarget(t)
-	release := make(chan struct{})
-	tg.blockPath = map[string]chan struct{}{"/d": release}
-	e := newEnv(t, t0.Add(5*time.Hour+30*time.Minute), nil)
-	j := e.putJob("d", wire.JobProperties{
-		StartTime:  t0.Format(time.RFC3339),
-		Recurrence: &wire.JobRecurrence{Frequency: "Hour", Interval: intp(1)},
-		Action:     httpAction(tg.URL + "/d"),
-	}, store.JobStateEnabled)
-	e.start()
-	if err := e.disp.Backfill(t.Context(), j.ID, hours(3)); err != nil {
-		t.Fatal(err)
-	}
-	first := tg.next(t)
-	equal(t, "first expected time", first.Header.Get("x-ms-scheduler-expected-execution-time"), "2026-06-01T09:00:00Z")
-
-	cur := e.job(j.ID)
-	off := *cur
-	off.State, off.Properties.State, off.Status.NextExecutionTime = store.JobStateDisabled, store.JobStateDisabled, time.Time{}
-	cancel := jobstate.BackfillOnChange(cur.State, cur.CollectionState, off.State, cur.CollectionState)
-	written, _, err := e.store.JobPut(t.Context(), store.JobPutParams{Job: off, ExpectVersion: cur.Version, Now: e.clock.Now(), CancelBackfill: cancel})
-	if err != nil {
-		t.Fatal(err)
-	}
-	e.disp.JobWritten(written)
-	tags, waiting := storedBackfill(e)
-	equal(t, "after the disable: the running one, none waiting", []any{cancel, tags, waiting, written.Status.ExecutionCount},
-		[]any{true, []string{first.Header.Get("x-ms-execution-tag")}, 0, 1})
-
-	close(release)
-	equal(t, "the running one finishes", e.record().History.ExecutionTag, first.Header.Get("x-ms-execution-tag"))
-	e.quiet(time.Time{})
-	tg.noHit(t)
-	got := e.job(j.ID)
-	lines, _ := summary(e.history(j))
-	equal(t, "the job", []any{got.State, got.Status.ExecutionCount, lines, len(e.unfinished())},
-		[]any{store.JobStateDisabled, 1, []string{"Completed 09:00"}, 0})
-}
-
 // loadGate is a store whose first read of the unfinished executions (a starting dispatcher's
 // load) waits for release, and that says when a backfill or a manual run was stored.
 type loadGate struct {
