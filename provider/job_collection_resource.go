@@ -128,7 +128,7 @@ func jobCollectionSchema() schema.Schema {
 				Optional:            true,
 				Computed:            true,
 				Default:             stringdefault.StaticString(jobdef.StateEnabled),
-				MarkdownDescription: "`Enabled`, `Disabled` or `Suspended` (any case); default `Enabled`. The jobs of a collection that is not enabled do not fire.",
+				MarkdownDescription: "`Enabled`, `Disabled` or `Suspended` (any case); default `Enabled`. The jobs of a collection that is not enabled do not fire. Disabling or suspending it cancels, in the same write, its jobs' backfill executions not yet started and the occurrences waiting under the overlap policy `BufferOne` (the executions under way finish).",
 				Validators:          []validator.String{stringvalidator.OneOfCaseInsensitive(collectionStates...)},
 				CustomType:          enumType{},
 				PlanModifiers:       []planmodifier.String{samePlan{enumType{}}},
