@@ -2,6 +2,7 @@ package secret_test
 
 import (
 	"bytes"
+	"context"
 	"crypto/aes"
 	"crypto/cipher"
 	"crypto/rand"
@@ -325,6 +326,63 @@ func TestStartupMigratesOldValues(t *testing.T) {
 	}
 	if strings.Contains(logs.String(), "re-sealed") {
 		t.Errorf("second start migrated again:\n%s", logs.String())
+	}
+}
+
+// listCounter counts the jobs JobListAll returns.
+type listCounter struct {
+	store.Driver
+	listed int
+}
+
+func (c *listCounter) JobListAll(ctx context.Context, p store.JobListAllParams) ([]*store.Job, error) {
+	jobs, err := c.Driver.JobListAll(ctx, p)
+	c.listed += len(jobs)
+	return jobs, err
+}
+
+// TestStartupWithACheckValueReadsOnlyOldValues: once the store keeps the key's check value, a
+// start reads only the jobs holding a value of the old format (none of a million jobs without
+// one), and still re-seals those.
+func TestStartupWithACheckValueReadsOnlyOldValues(t *testing.T) {
+	e := newEnv(t)
+	b, err := secret.Startup(t.Context(), e.st, e.keyPath, nil) // first start: the key and its check value
+	if err != nil {
+		t.Fatal(err)
+	}
+	sealed, err := b.Seal("s3cret", jobKey("sub1", "sealed"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.put(t, "sealed", sealed)
+	e.put(t, "plain", "")
+	counted := &listCounter{Driver: e.st}
+	if _, err := secret.Startup(t.Context(), counted, e.keyPath, nil); err != nil {
+		t.Fatal(err)
+	}
+	if counted.listed != 0 {
+		t.Fatalf("a start read %d jobs, want 0 (none holds a value of the old format)", counted.listed)
+	}
+
+	raw, err := os.ReadFile(e.keyPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	key, err := base64.StdEncoding.DecodeString(strings.TrimSpace(string(raw)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.put(t, "old", sealV1(t, key, "old-secret"))
+	counted.listed = 0
+	if _, err := secret.Startup(t.Context(), counted, e.keyPath, nil); err != nil {
+		t.Fatal(err)
+	}
+	if counted.listed != 1 {
+		t.Fatalf("a start read %d jobs, want 1 (the one holding a value of the old format)", counted.listed)
+	}
+	old := e.password(t, "old")
+	if got, err := b.Open(old, jobKey("sub1", "old")); err != nil || got != "old-secret" {
+		t.Fatalf("old after migration: %q %v", got, err)
 	}
 }
 

@@ -38,7 +38,14 @@ func Startup(ctx context.Context, st store.Driver, keyPath string, log *slog.Log
 	if err != nil && !errors.Is(err, store.ErrNotFound) {
 		return nil, fmt.Errorf("reading the secret key's check value from the store: %w", err)
 	}
-	scan, err := scanSealed(ctx, st)
+	// A store with a check value needs no sample of its sealed values: only its jobs holding a
+	// value of the old format are read (a million jobs without one are not decoded at every
+	// start). One without reads every job, as it did before the check value was kept.
+	containing := ""
+	if hasCheck {
+		containing = prefixV1
+	}
+	scan, err := scanSealed(ctx, st, containing)
 	if err != nil {
 		return nil, err
 	}
@@ -91,19 +98,21 @@ func Startup(ctx context.Context, st store.Driver, keyPath string, log *slog.Log
 	return box, nil
 }
 
-// sealedScan is what a scan of every job found.
+// sealedScan is what a scan of the jobs found.
 type sealedScan struct {
-	sample  *store.Job       // a job holding a sealed value (nil: none)
+	sample  *store.Job       // a job holding a sealed value (nil: none, or not looked for)
 	v1      []int64          // jobs holding unbound values
 	v1Count map[string]int   // how many jobs hold each unbound value
 	v1Jobs  map[int64]string // a job's canonical id, for the log
 }
 
-func scanSealed(ctx context.Context, st store.Driver) (*sealedScan, error) {
+// scanSealed reads the jobs whose properties text contains containing ("": every job) for their
+// sealed values.
+func scanSealed(ctx context.Context, st store.Driver, containing string) (*sealedScan, error) {
 	s := &sealedScan{v1Count: map[string]int{}, v1Jobs: map[int64]string{}}
 	after := int64(0)
 	for {
-		jobs, err := st.JobListAll(ctx, store.JobListAllParams{AfterID: after, Limit: scanPage})
+		jobs, err := st.JobListAll(ctx, store.JobListAllParams{AfterID: after, Limit: scanPage, Containing: containing})
 		if err != nil {
 			return nil, fmt.Errorf("reading the jobs' sealed secrets: %w", err)
 		}

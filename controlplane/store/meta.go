@@ -18,10 +18,15 @@ type MetaPutParams struct {
 }
 
 // JobListAllParams pages through every job of every collection, whatever its state, ordered by
-// ID: the start-up checks of sealed secrets read them all.
+// ID: the start-up checks of sealed secrets read them (those whose definition holds a sealed
+// value: Containing).
 type JobListAllParams struct {
 	AfterID int64 // keyset paging: only IDs greater than this
 	Limit   int   // 0: no limit
+	// Containing, when set (letters, digits and ':' only), lists only the jobs whose stored
+	// properties text contains it (a driver may also list those that hold it in another ASCII
+	// case); the caller reads the definition (a note may hold the text too).
+	Containing string
 }
 
 // Meta names.

@@ -40,7 +40,7 @@ func (d *Driver) MetaPut(ctx context.Context, params store.MetaPutParams) error 
 // JobListAll pages through every job ordered by ID.
 func (d *Driver) JobListAll(ctx context.Context, params store.JobListAllParams) ([]*store.Job, error) {
 	rows, err := d.pool.Query(ctx, sqlstore.JobListAll,
-		params.AfterID, limit(params.Limit))
+		params.AfterID, limit(params.Limit), params.Containing)
 	if err != nil {
 		return nil, fmt.Errorf("job list all: %w", err)
 	}

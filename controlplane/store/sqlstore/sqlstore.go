@@ -154,8 +154,10 @@ const (
 	COALESCE(j.last_execution_time, $5), COALESCE(j.next_execution_time, $5)
 	FROM collections c LEFT JOIN jobs j ON j.collection_id = c.id AND j.name_key = $4
 	WHERE c.sub_key = $1 AND c.rg_key = $2 AND c.name_key = $3`
-	// JobListAll pages through every job: after ID $1, at most $2.
-	JobListAll = `SELECT ` + JobColumns + JobFrom + ` WHERE j.id > $1 ORDER BY j.id LIMIT $2`
+	// JobListAll pages through every job: after ID $1, at most $2, whose properties text
+	// contains $3 ('': every job; SQLite's LIKE also matches it in another ASCII case).
+	JobListAll = `SELECT ` + JobColumns + JobFrom + ` WHERE j.id > $1
+		AND ($3 = '' OR CAST(j.properties AS TEXT) LIKE '%' || $3 || '%') ORDER BY j.id LIMIT $2`
 	// JobListPaused pages through the Disabled jobs whose definition mentions resumeAt (the
 	// caller reads the definition: a note may mention it too): after ID $1, at most $2.
 	JobListPaused = `SELECT ` + JobColumns + JobFrom + ` WHERE j.state = 'Disabled' AND CAST(j.properties AS TEXT) LIKE '%"resumeAt"%'

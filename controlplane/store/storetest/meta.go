@@ -84,4 +84,25 @@ func testJobListAll(t *testing.T, d store.Driver) {
 		after = page[len(page)-1].ID
 	}
 	equal(t, "JobListAll paged IDs", got, want)
+
+	// Containing: only the jobs whose properties text holds it, whatever field holds it.
+	marked := newJob("b", "j6", store.JobStateDisabled, time.Time{})
+	marked.Properties.Action.Request.Body = "a sealed:v1:xyz value"
+	if _, _, err := d.JobPut(ctx, store.JobPutParams{Job: marked, Now: t0}); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		containing string
+		want       []string
+	}{
+		{"sealed:v1:", []string{"j6"}},
+		{"sealed:v2:", []string{}},
+		{"example.test", []string{"j1", "j2", "j3", "j4", "j5", "j6"}},
+	} {
+		listed, err := d.JobListAll(ctx, store.JobListAllParams{Containing: c.containing})
+		if err != nil {
+			t.Fatal(err)
+		}
+		equal(t, "JobListAll containing "+c.containing, jobNames(listed), c.want)
+	}
 }
