@@ -18,8 +18,27 @@ type allocCounters struct {
 	mallocs, bytes float64
 }
 
-// readAllocs scrapes d's /metrics with the admin token.
+// readAllocs scrapes d's /metrics with the admin token. A scrape that fails is tried again, up to
+// scrapeTries times 5 s apart: on a loaded machine the daemon's count of jobs by state (a scan
+// of the jobs table, 5 s at most) can time out with a million jobs, and /metrics answers 500.
 func readAllocs(ctx context.Context, d *daemon) (allocCounters, error) {
+	var err error
+	for try := 1; ; try++ {
+		var a allocCounters
+		if a, err = readAllocsOnce(ctx, d); err == nil || try == scrapeTries {
+			return a, err
+		}
+		select {
+		case <-ctx.Done():
+			return allocCounters{}, err
+		case <-time.After(5 * time.Second):
+		}
+	}
+}
+
+const scrapeTries = 6
+
+func readAllocsOnce(ctx context.Context, d *daemon) (allocCounters, error) {
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, d.endpoint+"/metrics", nil)

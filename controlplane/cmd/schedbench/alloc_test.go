@@ -1,7 +1,11 @@
 package main
 
 import (
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 )
 
@@ -28,5 +32,30 @@ go_memstats_frees_total 1e+06
 		if _, err := parseAllocs(strings.NewReader(bad)); err == nil {
 			t.Errorf("parseAllocs(%q): no error", bad)
 		}
+	}
+}
+
+// TestReadAllocsTriesAgain: a /metrics that answers 500 (the daemon's count of jobs by state
+// timed out) is scraped again; the counters come from the answer that succeeds.
+func TestReadAllocsTriesAgain(t *testing.T) {
+	var scrapes atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Authorization") != "Bearer tok" {
+			w.WriteHeader(http.StatusUnauthorized)
+			return
+		}
+		if scrapes.Add(1) == 1 {
+			w.WriteHeader(http.StatusInternalServerError)
+			return
+		}
+		_, _ = io.WriteString(w, "go_memstats_mallocs_total 12\ngo_memstats_alloc_bytes_total 34\n")
+	}))
+	defer srv.Close()
+	a, err := readAllocs(t.Context(), &daemon{endpoint: srv.URL, token: "tok"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.mallocs != 12 || a.bytes != 34 || scrapes.Load() != 2 {
+		t.Fatalf("readAllocs = %+v after %d scrapes, want mallocs 12, bytes 34 after 2", a, scrapes.Load())
 	}
 }
