@@ -14,11 +14,12 @@ import (
 
 // backfillJob answers POST .../jobs/{job}/backfill {from, to} (SPEC 8): the range is checked by
 // the rulebook (jobstate.Backfill), each problem a 400 naming its field; a final job, or one whose
-// collection does not let it run (jobstate.ManualRunAllowed, as for a manual run), is a 409, and
-// so is a job whose previous backfill is unfinished. A valid backfill is stored by the dispatcher
+// collection does not let it run (jobstate.ManualRunAllowed, as for a manual run, as read here
+// and again by the store when it stores the backfill), is a 409, and so is a job whose previous
+// backfill is unfinished. A valid backfill is stored by the dispatcher
 // before the answer, 202 with the count (wire.JobBackfillResponse): its executions run one after
 // the other, oldest first. Disabling the job or its collection afterwards cancels those not yet
-// started (jobstate.BackfillOnChange, in the job's write).
+// started (jobstate.BackfillOnChange, in the job's write or the collection's).
 func (s *Server) backfillJob(w http.ResponseWriter, r *http.Request, rt route, info *reqInfo) *apiError {
 	body, e := readBody(r)
 	if e != nil {
@@ -66,10 +67,18 @@ func (s *Server) backfillJob(w http.ResponseWriter, r *http.Request, rt route, i
 	if err != nil {
 		return s.storeError(ctx, "job collection "+rt.key.CollectionKey.Name, err)
 	}
-	if st := coll.Properties.State; !jobstate.ManualRunAllowed(j.State, st) {
-		return conflict("job collection %s is %s: its jobs do not run, not even on request", coll.Key.Name, st)
+	if e := runRefused(rt.key.Name, coll.Key.Name, j.State, coll.Properties.State); e != nil {
+		return e
 	}
 	if err := s.disp.Backfill(ctx, j.ID, at); err != nil {
+		// The store checks it again as the states are when it stores the backfill: the
+		// collection may have been disabled since it was read.
+		var refused *store.RunRefusedError
+		if errors.As(err, &refused) {
+			if e := runRefused(rt.key.Name, coll.Key.Name, refused.State, refused.CollectionState); e != nil {
+				return e
+			}
+		}
 		var inFlight *store.BackfillInFlightError
 		if errors.As(err, &inFlight) {
 			return conflict("job %s has a backfill that is unfinished (execution tag %s): a job runs one backfill at a time",
@@ -78,5 +87,18 @@ func (s *Server) backfillJob(w http.ResponseWriter, r *http.Request, rt route, i
 		return s.storeError(ctx, "job "+rt.key.Name, err)
 	}
 	writeJSON(w, http.StatusAccepted, wire.JobBackfillResponse{Count: len(at), First: rfc3339UTC(at[0]), Last: rfc3339UTC(at[len(at)-1])})
+	return nil
+}
+
+// runRefused is the 409 of a backfill of job (in collection) when a job in state, in a
+// collection in collectionState, may not run on request (jobstate.ManualRunAllowed); nil when it
+// may.
+func runRefused(job, collection, state, collectionState string) *apiError {
+	switch {
+	case jobstate.Final(state):
+		return conflict("job %s is %s: it cannot run again", job, state)
+	case !jobstate.ManualRunAllowed(state, collectionState):
+		return conflict("job collection %s is %s: its jobs do not run, not even on request", collection, collectionState)
+	}
 	return nil
 }

@@ -95,9 +95,11 @@
 //     is committed (the store makes it due in that transaction), so a restart or another replica
 //     carries on. They count in executionCount as manual runs do; a change of the job does not
 //     cancel them (none is claimed ahead) unless it disables the job or its collection
-//     (jobstate.BackfillOnChange: the job's write deletes those waiting, and a single process's
-//     executor runs a next one only when the record made it due, AttemptRecordResult.BackfillNext),
-//     and the job's overlap policy sees the one under way as its unfinished execution.
+//     (jobstate.BackfillOnChange: the job's write, or the collection's, deletes those waiting,
+//     and a single process's executor runs a next one only when the record made it due,
+//     AttemptRecordResult.BackfillNext; the store refuses to store a backfill that may not run,
+//     store.RunRefusedError), and the job's overlap policy sees the one under way as its
+//     unfinished execution.
 //   - A pause that ends (resumeAt) is the scheduler's: it enables the job at that time
 //     (jobstate.Resumed: the next run as an enable at resumeAt computes it), and when it starts
 //     after that time, as of it.

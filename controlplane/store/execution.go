@@ -180,7 +180,12 @@ var BackfillWaiting = time.Date(2200, 1, 1, 0, 0, 0, 0, time.UTC)
 
 // ExecutionBackfillParams stores a backfill of job JobID (SPEC 8): one execution per occurrence,
 // in order (Tag and Scheduled each; the driver sets the rest). In one transaction, when the job
-// exists (else ErrNotFound) and has no backfill execution stored (else a *BackfillInFlightError):
+// exists (else ErrNotFound), may run on request as its state and its collection's are in that
+// transaction (jobstate.ManualRunAllowed, else a *RunRefusedError: a collection disabled since
+// the caller read it stores nothing; the collection's row is locked against its change until the
+// commit, so that a disabling that follows finds the backfill and cancels it,
+// CollectionPutParams.CancelBackfillOf) and has no backfill execution stored (else a
+// *BackfillInFlightError):
 // the first execution is due at Now, the others wait (BackfillWaiting); each counts as an
 // execution of the job (ExecutionCount, in order, their RepeatCount), LastExecutionTime becomes
 // Now and Version is bumped once. When a record finishes a backfill execution (AttemptRecord.Backfill),
@@ -214,6 +219,20 @@ func (e *BackfillInFlightError) Error() string {
 
 // Unwrap makes the error an ErrConflict.
 func (e *BackfillInFlightError) Unwrap() error { return ErrConflict }
+
+// RunRefusedError refuses a backfill of a job that may not run on request
+// (jobstate.ManualRunAllowed) as its state and its collection's are when the backfill is
+// stored: final, or in a collection that is not Enabled. It wraps ErrConflict.
+type RunRefusedError struct {
+	State, CollectionState string
+}
+
+func (e *RunRefusedError) Error() string {
+	return "the job (" + e.State + ") in its collection (" + e.CollectionState + ") does not run on request"
+}
+
+// Unwrap makes the error an ErrConflict.
+func (e *RunRefusedError) Unwrap() error { return ErrConflict }
 
 // ExecutionListUnfinishedParams pages through the stored executions, ordered by ID.
 type ExecutionListUnfinishedParams struct {
@@ -288,7 +307,8 @@ type AttemptRecordResult struct {
 	Released *Execution
 	// BackfillNext is the ID of the job's backfill execution this record made due (AttemptRecord.
 	// Backfill, Finished): 0 when none waited any more (the backfill is over, or its waiting
-	// executions were cancelled by the job's disabling, JobPutParams.CancelBackfill).
+	// executions were cancelled by the job's disabling or its collection's,
+	// JobPutParams.CancelBackfill, CollectionPutParams.CancelBackfillOf).
 	BackfillNext int64
 }
 

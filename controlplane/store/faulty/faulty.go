@@ -102,6 +102,14 @@ func (d *Driver) JobGetByID(ctx context.Context, params store.JobGetByIDParams) 
 	return d.Driver.JobGetByID(ctx, params)
 }
 
+// ExecutionBackfill fails when told to, else stores the backfill.
+func (d *Driver) ExecutionBackfill(ctx context.Context, params store.ExecutionBackfillParams) (*store.ExecutionBackfillResult, error) {
+	if err := d.check("ExecutionBackfill"); err != nil {
+		return nil, err
+	}
+	return d.Driver.ExecutionBackfill(ctx, params)
+}
+
 // JobPut fails when told to, else writes.
 func (d *Driver) JobPut(ctx context.Context, params store.JobPutParams) (*store.Job, bool, error) {
 	if err := d.check("JobPut"); err != nil {

@@ -9,6 +9,8 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/store"
+	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/store/sqlstore"
+	"github.com/schedulerhq/terraform-provider-scheduler/internal/jobstate"
 )
 
 // backfillStatement stores a backfill's executions in one statement once the job is locked
@@ -38,13 +40,20 @@ func (d *Driver) ExecutionBackfill(ctx context.Context, params store.ExecutionBa
 	}
 	out := &store.ExecutionBackfillResult{}
 	err := d.tx(ctx, func(tx pgx.Tx) error {
-		var id int64
-		err := tx.QueryRow(ctx, `SELECT id FROM jobs WHERE id = $1 FOR UPDATE`, params.JobID).Scan(&id)
-		if errors.Is(err, pgx.ErrNoRows) {
-			return fmt.Errorf("job %d: %w", params.JobID, store.ErrNotFound)
+		// The collection's row first (against a change of its state until the commit), then the
+		// job's, in the order a collection's write locks them (CollectionPut).
+		var state, collectionState string
+		err := tx.QueryRow(ctx, sqlstore.JobStates+` FOR SHARE OF c`, params.JobID).Scan(&state, &collectionState)
+		if err == nil {
+			err = tx.QueryRow(ctx, `SELECT state FROM jobs WHERE id = $1 FOR UPDATE`, params.JobID).Scan(&state)
 		}
-		if err != nil {
+		switch {
+		case errors.Is(err, pgx.ErrNoRows):
+			return fmt.Errorf("job %d: %w", params.JobID, store.ErrNotFound)
+		case err != nil:
 			return err
+		case !jobstate.ManualRunAllowed(state, collectionState):
+			return fmt.Errorf("job %d: %w", params.JobID, &store.RunRefusedError{State: state, CollectionState: collectionState})
 		}
 		var tag string
 		err = tx.QueryRow(ctx, `SELECT tag FROM executions WHERE job_id = $1 AND backfill ORDER BY id LIMIT 1`, params.JobID).Scan(&tag)

@@ -7,6 +7,8 @@ import (
 	"fmt"
 
 	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/store"
+	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/store/sqlstore"
+	"github.com/schedulerhq/terraform-provider-scheduler/internal/jobstate"
 )
 
 // backfillInFlightSQL finds the first stored execution of a job's unfinished backfill (its tag).
@@ -26,6 +28,15 @@ func (d *Driver) ExecutionBackfill(ctx context.Context, params store.ExecutionBa
 	now := nanos(params.Now)
 	out := &store.ExecutionBackfillResult{}
 	err := d.tx(ctx, func(tx *sql.Tx) error {
+		var state, collectionState string
+		switch err := tx.QueryRowContext(ctx, sqlstore.JobStates, params.JobID).Scan(&state, &collectionState); {
+		case errors.Is(err, sql.ErrNoRows):
+			return fmt.Errorf("job %d: %w", params.JobID, store.ErrNotFound)
+		case err != nil:
+			return err
+		case !jobstate.ManualRunAllowed(state, collectionState):
+			return fmt.Errorf("job %d: %w", params.JobID, &store.RunRefusedError{State: state, CollectionState: collectionState})
+		}
 		var tag string
 		switch err := tx.QueryRowContext(ctx, backfillInFlightSQL, params.JobID).Scan(&tag); {
 		case errors.Is(err, sql.ErrNoRows):

@@ -10,6 +10,10 @@ import (
 	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/store"
 )
 
+// JobStates reads job $1's state and its collection's (c), for a rule that needs both inside a
+// transaction (jobstate.ManualRunAllowed when a backfill is stored).
+const JobStates = `SELECT j.state, c.state FROM jobs j JOIN collections c ON c.id = j.collection_id WHERE j.id = $1`
+
 // A collection's write that cancels its jobs' waiting executions (store.CollectionPutParams.
 // CancelBackfillOf, jobstate.BackfillOnCollectionChange) runs, in its transaction, the delete
 // below and then CollectionCancelCount once for each job it deleted executions of.

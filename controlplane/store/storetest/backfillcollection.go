@@ -1,6 +1,7 @@
 package storetest
 
 import (
+	"errors"
 	"fmt"
 	"testing"
 	"time"
@@ -105,4 +106,89 @@ func testRuleBackfillCollectionDisabled(t *testing.T, d store.Driver) {
 		t.Fatal(err)
 	}
 	equal(t, "enabling cancels nothing", []any{put.Cancelled == nil, len(backfillState(t, d))}, []any{true, 2})
+}
+
+// testExecutionBackfillRefused: a backfill is stored only for a job that may run on request as
+// its state and its collection's are in the backfill's transaction (jobstate.ManualRunAllowed):
+// in a collection disabled or suspended since the caller read it, or of a job that became final,
+// it is refused (a *RunRefusedError, an ErrConflict) and nothing is stored or counted; a Disabled
+// job of an Enabled collection is backfilled.
+func testExecutionBackfillRefused(t *testing.T, d store.Driver) {
+	ctx := t.Context()
+	putCollection(t, d, "on", "Enabled")
+	putCollection(t, d, "off", "Disabled")
+	putCollection(t, d, "suspended", "Suspended")
+	jobs := []*store.Job{
+		putJob(t, d, "off", "enabled-in-off", jobstate.Enabled, time.Time{}),
+		putJob(t, d, "suspended", "disabled-in-suspended", jobstate.Disabled, time.Time{}),
+		putJob(t, d, "on", "completed", jobstate.Completed, time.Time{}),
+		putJob(t, d, "on", "disabled", jobstate.Disabled, time.Time{}),
+	}
+	got := map[string]string{}
+	for _, j := range jobs {
+		_, err := d.ExecutionBackfill(ctx, backfillParams(j, j.Key.Name+"-", 2, t0))
+		var refused *store.RunRefusedError
+		switch {
+		case err == nil:
+			got[j.Key.Name] = "stored"
+		case errors.As(err, &refused) && errors.Is(err, store.ErrConflict):
+			got[j.Key.Name] = "refused: " + refused.State + " in " + refused.CollectionState
+		default:
+			t.Fatalf("backfill %s: %v", j.Key.Name, err)
+		}
+	}
+	equal(t, "backfills", got, map[string]string{
+		"enabled-in-off":        "refused: Enabled in Disabled",
+		"disabled-in-suspended": "refused: Disabled in Suspended",
+		"completed":             "refused: Completed in Enabled",
+		"disabled":              "stored",
+	})
+	equal(t, "stored", backfillState(t, d), []string{
+		"disabled-1 -24h0m0s due 0s #1 backfill=true", "disabled-2 -23h0m0s due waiting #2 backfill=true",
+	})
+	for _, j := range jobs[:3] {
+		equal(t, j.Key.Name+": executionCount", getJob(t, d, j.ID).Status.ExecutionCount, 0)
+	}
+}
+
+// testBackfillCollectionDisabledRace: backfills of a collection's jobs stored at the same time as
+// the collection's disabling (CancelBackfillOf) never leave a backfill waiting in the disabled
+// collection, whichever commits first: a backfill stored before the disabling is cancelled by it
+// (its first execution is under way: it stays), one after it is refused (a *RunRefusedError).
+func testBackfillCollectionDisabledRace(t *testing.T, d store.Driver) {
+	ctx := t.Context()
+	for round := range 5 {
+		name := fmt.Sprintf("c%d", round)
+		c := putCollection(t, d, name, "Enabled")
+		var jobs []*store.Job
+		for i := range 8 {
+			jobs = append(jobs, putJob(t, d, name, fmt.Sprintf("j%d", i), "Enabled", t0.Add(time.Hour)))
+		}
+		errs := make(chan error, len(jobs)+1)
+		for _, j := range jobs {
+			go func() {
+				_, err := d.ExecutionBackfill(ctx, backfillParams(j, j.Key.Name+"-", 3, t0))
+				var refused *store.RunRefusedError
+				if errors.As(err, &refused) {
+					err = nil
+				}
+				errs <- err
+			}()
+		}
+		go func() {
+			_, _, err := d.CollectionPut(ctx, store.CollectionPutParams{Collection: newCollection(name, "Disabled"), ExpectVersion: c.Version,
+				Now: t0, CancelBackfillOf: jobstate.BackfillOnCollectionChange(jobstate.CollectionEnabled, "Disabled")})
+			errs <- err
+		}()
+		for range len(jobs) + 1 {
+			if err := <-errs; err != nil {
+				t.Fatalf("round %d: %v", round, err)
+			}
+		}
+		for _, x := range unfinished(t, d) {
+			if x.DueAt.Equal(store.BackfillWaiting) {
+				t.Fatalf("round %d: %s waits in the disabled collection", round, x.Tag)
+			}
+		}
+	}
 }

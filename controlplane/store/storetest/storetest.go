@@ -74,6 +74,8 @@ var areas = []struct {
 	{"Backfill", []testCase{
 		{name: "OneAfterTheOther", fn: testExecutionBackfill},
 		{name: "Race", fn: testExecutionBackfillRace, serial: true},
+		{name: "Refused", fn: testExecutionBackfillRefused},
+		{name: "CollectionDisabledRace", fn: testBackfillCollectionDisabledRace, serial: true},
 	}},
 	{"Record", []testCase{
 		{name: "RetryAndErrorAction", fn: testAttemptRecordRetryAndErrorAction},
