@@ -11,6 +11,7 @@ import (
 	"sort"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -239,6 +240,7 @@ func benchLoad(b *testing.B, st store.Driver, box *secret.Box, jobs int) {
 		}
 		ctx, cancel := context.WithCancel(context.Background())
 		ran := make(chan error, 1)
+		cpu0 := processCPU(b)
 		start := time.Now()
 		b.StartTimer()
 		go func() { ran <- d.Run(ctx) }()
@@ -247,6 +249,7 @@ func benchLoad(b *testing.B, st store.Driver, box *secret.Box, jobs int) {
 		}
 		b.StopTimer()
 		took := time.Since(start)
+		cpu := processCPU(b) - cpu0
 		runtime.ReadMemStats(&loaded)
 		runtime.GC()
 		runtime.ReadMemStats(&after)
@@ -258,7 +261,18 @@ func benchLoad(b *testing.B, st store.Driver, box *secret.Box, jobs int) {
 		b.ReportMetric(float64(after.HeapAlloc-before.HeapAlloc)/float64(jobs), "heap_bytes/job")
 		b.ReportMetric(float64(loaded.Mallocs-before.Mallocs)/float64(jobs), "load_allocs/job")
 		b.ReportMetric(float64(loaded.TotalAlloc-before.TotalAlloc)/float64(jobs), "load_B/job")
+		b.ReportMetric(float64(cpu.Microseconds())/float64(jobs), "cpu_us/job")
 	}
+}
+
+// processCPU is the CPU time (user and system) this process has used so far.
+func processCPU(b *testing.B) time.Duration {
+	b.Helper()
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		b.Fatal(err)
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // claimClock is the test's store for BenchmarkClaimLoop: it times the claims from the first
