@@ -85,6 +85,12 @@ func Open(ctx context.Context, path string) (*Driver, error) {
 	common.Add("_pragma", "foreign_keys(1)")
 	common.Add("_pragma", "cache_size(-"+strconv.Itoa(writerCacheKiB)+")")
 	common.Add("_pragma", "wal_autocheckpoint("+strconv.Itoa(checkpointPages)+")")
+	// The writer's statement journals stay in memory: a multi-row statement (64 claimed jobs'
+	// scattered pages) journals more than SQLite's 64 KiB, past which the journal spilled to a
+	// temporary file created, written and deleted for that statement (3.5 % of the daemon's CPU
+	// at 20,000 fires/s). A statement journal holds at most the pages one statement changes and
+	// is freed at its end.
+	common.Add("_pragma", "temp_store(MEMORY)")
 	common.Set("_txlock", "immediate")
 	w, err := sql.Open("sqlite", "file:"+path+"?"+common.Encode())
 	if err != nil {

@@ -2,6 +2,7 @@ package sqlite
 
 import (
 	"math/bits"
+	"path/filepath"
 	"testing"
 )
 
@@ -54,5 +55,22 @@ func TestWordsAreBoxedInPlace(t *testing.T) {
 	}
 	if got := word("Postponed"); got != any("Postponed") {
 		t.Errorf("word(Postponed) = %v", got)
+	}
+}
+
+// TestWriterJournalsStatementsInMemory: the writer connection keeps its temporary files (a
+// multi-row statement's journal) in memory (temp_store 2), so that no statement creates a file.
+func TestWriterJournalsStatementsInMemory(t *testing.T) {
+	d, err := Open(t.Context(), filepath.Join(t.TempDir(), "db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = d.Close() })
+	var store int
+	if err := d.w.QueryRowContext(t.Context(), "PRAGMA temp_store").Scan(&store); err != nil {
+		t.Fatal(err)
+	}
+	if store != 2 {
+		t.Errorf("temp_store %d, want 2 (MEMORY)", store)
 	}
 }
