@@ -7,6 +7,9 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
+
+	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/store"
 )
 
 // BenchmarkJobPut measures creating a job through the API: HTTP, strict decoding, validation,
@@ -107,4 +110,57 @@ func BenchmarkJobPutParallel(b *testing.B) {
 		}
 	})
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "PUT/s")
+}
+
+// BenchmarkCollectionDisable measures disabling then enabling a collection of 200 jobs through
+// the API, a quarter of them backfilling (3 occurrences each, restored after each enable with
+// the store's own call, outside the timer): the collection's write (which cancels the backfills'
+// waiting executions), then the rescheduling write of every job, both ways.
+func BenchmarkCollectionDisable(b *testing.B) {
+	h := newHarness(b)
+	h.collection(collPath, `{"sku":{"name":"P20Premium"}}`)
+	body := `{"properties":{"startTime":"2026-11-18T00:00:00Z","action":{"type":"Http","request":{"uri":"http://127.0.0.1:1/hook","method":"POST"}},` +
+		`"recurrence":{"frequency":"Hour"}}}`
+	var ids []int64
+	for i := range 200 {
+		h.must(http.StatusCreated, http.MethodPut, fmt.Sprintf("%s/jobs/job-%d%s", collPath, i, apiVersion), body)
+		if i%4 == 0 {
+			ids = append(ids, h.storedJob(fmt.Sprintf("job-%d", i)).ID)
+		}
+	}
+	ctx := b.Context()
+	backfill := func() {
+		for _, id := range ids {
+			p := store.ExecutionBackfillParams{JobID: id, Now: h.clock.Now()}
+			for k := range 3 {
+				p.Executions = append(p.Executions, store.Execution{Tag: fmt.Sprintf("b%d-%d-%d", id, k, h.clock.Now().UnixNano()),
+					Scheduled: t0.Add(time.Duration(k-5) * time.Hour)})
+			}
+			if _, err := h.store.ExecutionBackfill(ctx, p); err != nil {
+				b.Fatal(err)
+			}
+		}
+		// The executions under way finish: nothing is left of the backfills but what waits.
+		xs, err := h.store.ExecutionListUnfinished(ctx, store.ExecutionListUnfinishedParams{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		var recs []store.AttemptRecord
+		for _, x := range xs {
+			if !x.DueAt.Equal(store.BackfillWaiting) {
+				recs = append(recs, store.AttemptRecord{ExecutionID: x.ID, JobID: x.JobID, Finished: true, Cancelled: true})
+			}
+		}
+		if _, err := h.store.AttemptRecordMany(ctx, store.AttemptRecordManyParams{Records: recs, Now: h.clock.Now()}); err != nil {
+			b.Fatal(err)
+		}
+		h.clock.Advance(time.Millisecond)
+	}
+	for b.Loop() {
+		b.StopTimer()
+		backfill()
+		b.StartTimer()
+		h.must(http.StatusOK, http.MethodPost, collPath+"/disable"+apiVersion, nil)
+		h.must(http.StatusOK, http.MethodPost, collPath+"/enable"+apiVersion, nil)
+	}
 }
