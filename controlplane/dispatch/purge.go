@@ -16,7 +16,8 @@ func (s *Scheduler) purger(ctx context.Context) {
 }
 
 func (s *Scheduler) purge(ctx context.Context) {
-	before := s.clock.Now().Add(-s.cfg.Retention)
+	start := s.clock.Now()
+	before := start.Add(-s.cfg.Retention)
 	h, err := s.store.HistoryPurge(ctx, store.HistoryPurgeParams{Before: before, KeepPerJob: s.cfg.HistoryKeep})
 	if err != nil {
 		if ctx.Err() == nil {
@@ -35,6 +36,6 @@ func (s *Scheduler) purge(ctx context.Context) {
 		s.cfg.OnPurge(h, j)
 	}
 	if h > 0 || j > 0 {
-		s.log.Info("purged", "history_entries", h, "jobs", j)
+		s.log.Info("purged", "history_entries", h, "jobs", j, "took", s.clock.Now().Sub(start).String())
 	}
 }
