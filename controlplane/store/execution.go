@@ -356,6 +356,10 @@ type ExecutionRescueParams struct {
 type HistoryPurgeParams struct {
 	Before     time.Time
 	KeepPerJob int
+	// Pause, when set, is called after each statement that deleted entries (each deletes a
+	// bounded chunk): the caller waits there, so that the purge leaves the store's writer to the
+	// fires between its statements. An error ends the purge with it.
+	Pause func(ctx context.Context) error
 }
 
 // JobPurgeFinalParams deletes Completed and Faulted jobs that reached that state before Before.

@@ -24,6 +24,11 @@ func (d *Driver) purger() sqlstore.Purger {
 			tag, err := d.pool.Exec(ctx, q, args...)
 			return tag.RowsAffected(), err
 		},
+		Int: func(ctx context.Context, q string) (int64, error) {
+			var n int64
+			err := d.pool.QueryRow(ctx, q).Scan(&n)
+			return n, err
+		},
 		Time: func(t time.Time) any { return t },
 	}
 }

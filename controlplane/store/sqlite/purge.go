@@ -27,6 +27,11 @@ func (d *Driver) purger() sqlstore.Purger {
 			}
 			return res.RowsAffected()
 		},
+		Int: func(ctx context.Context, q string) (int64, error) {
+			var n int64
+			err := d.r.QueryRowContext(ctx, q).Scan(&n)
+			return n, err
+		},
 		Time: func(t time.Time) any { return nanos(t) },
 	}
 }

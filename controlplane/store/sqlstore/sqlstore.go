@@ -51,20 +51,31 @@ type Prefixed struct {
 func (p Prefixed) Scan(dest ...any) error { return p.Row.Scan(append(p.Prefix, dest...)...) }
 
 // Purge statements. Each deletes at most its last argument's rows (a chunk), so that no
-// transaction holds the writer long. JobPurgeFinal's $2 is the driver's encoding of the zero
-// time: a job's final_at is above it once set (SQLite stores 0 for none, PostgreSQL NULL).
+// transaction holds the writer long. HistoryPurgeBeyond looks at the jobs of one range of IDs
+// ($2, $3], so that a purge visits each job once (one statement over every job, cut by its
+// LIMIT, started again from the first job for every chunk). JobPurgeFinal's $2 is the driver's
+// encoding of the zero time: a job's final_at is above it once set (SQLite stores 0 for none,
+// PostgreSQL NULL).
 const (
-	historyPurgeEnded  = `DELETE FROM history WHERE id IN (SELECT id FROM history WHERE end_time < $1 LIMIT $2)`
-	historyPurgeBeyond = `DELETE FROM history WHERE id IN (
-		SELECT h.id FROM jobs j JOIN history h ON h.job_id = j.id AND h.repeat_count <= j.execution_count - $1
-		WHERE j.execution_count > $1 LIMIT $2)`
+	historyPurgeEnded = `DELETE FROM history WHERE id IN (SELECT id FROM history WHERE end_time < $1 LIMIT $2)`
+	// HistoryPurgeBeyond walks the jobs of the range first (SQLite keeps the order of a CROSS
+	// JOIN) and searches each one's entries at or below its bound in the (job_id, repeat_count)
+	// index: joined the other way round, the statement scanned that index from its start, every
+	// kept entry of every job before it, again for every chunk.
+	HistoryPurgeBeyond = `DELETE FROM history WHERE id IN (
+		SELECT h.id FROM jobs j CROSS JOIN history h
+		WHERE j.id > $2 AND j.id <= $3 AND j.execution_count > $1
+			AND h.job_id = j.id AND h.repeat_count <= j.execution_count - $1 LIMIT $4)`
+	jobLastID     = `SELECT coalesce(max(id), 0) FROM jobs`
 	jobPurgeFinal = `DELETE FROM jobs WHERE id IN (SELECT id FROM jobs
 		WHERE state IN ` + FinalStates + ` AND final_at > $2 AND final_at < $1 LIMIT $3)`
 )
 
 const (
 	// purgeChunk is how many history rows one purge statement deletes at most.
-	purgeChunk = 5000
+	purgeChunk = 500
+	// purgeJobSpan is how many job IDs one statement of the purge beyond the bound looks at.
+	purgeJobSpan = 1000
 	// purgeJobChunk is how many jobs one purge statement deletes at most: each takes its history
 	// (up to 1,000 executions' worth) with it.
 	purgeJobChunk = 50
@@ -73,28 +84,36 @@ const (
 // Exec runs a statement (committed on its own) and returns how many rows it affected.
 type Exec func(ctx context.Context, query string, args ...any) (int64, error)
 
-// Purger is the store.Purger both drivers are: Exec runs a statement, Time encodes a time as the
-// driver stores it.
+// Purger is the store.Purger both drivers are: Exec runs a statement, Int reads a query's one
+// integer, Time encodes a time as the driver stores it.
 type Purger struct {
 	Exec Exec
+	Int  func(ctx context.Context, query string) (int64, error)
 	Time func(time.Time) any
 }
 
 // HistoryPurge deletes history that ended before params.Before, and history beyond the last
 // KeepPerJob executions of each job (executions are numbered by the job's execution count: those
-// at or below count - KeepPerJob go), in statements of at most purgeChunk rows.
+// at or below count - KeepPerJob go), in statements of at most purgeChunk rows, those beyond the
+// bound purgeJobSpan job IDs at a time.
 func (p Purger) HistoryPurge(ctx context.Context, params store.HistoryPurgeParams) (int64, error) {
-	total, err := p.deleteChunks(ctx, purgeChunk, historyPurgeEnded, p.Time(params.Before))
+	total, err := p.deleteChunks(ctx, params.Pause, purgeChunk, historyPurgeEnded, p.Time(params.Before))
 	if err != nil {
 		return total, fmt.Errorf("history purge: %w", err)
 	}
 	if params.KeepPerJob <= 0 {
 		return total, nil
 	}
-	n, err := p.deleteChunks(ctx, purgeChunk, historyPurgeBeyond, params.KeepPerJob)
-	total += n
+	last, err := p.Int(ctx, jobLastID)
 	if err != nil {
-		return total, fmt.Errorf("history purge: %w", err)
+		return total, fmt.Errorf("history purge: last job: %w", err)
+	}
+	for from := int64(0); from < last; from += purgeJobSpan {
+		n, err := p.deleteChunks(ctx, params.Pause, purgeChunk, HistoryPurgeBeyond, params.KeepPerJob, from, from+purgeJobSpan)
+		total += n
+		if err != nil {
+			return total, fmt.Errorf("history purge: %w", err)
+		}
 	}
 	return total, nil
 }
@@ -102,7 +121,7 @@ func (p Purger) HistoryPurge(ctx context.Context, params store.HistoryPurgeParam
 // JobPurgeFinal deletes Completed and Faulted jobs that ended before params.Before, with their
 // history, purgeJobChunk jobs per statement.
 func (p Purger) JobPurgeFinal(ctx context.Context, params store.JobPurgeFinalParams) (int64, error) {
-	n, err := p.deleteChunks(ctx, purgeJobChunk, jobPurgeFinal, p.Time(params.Before), p.Time(time.Time{}))
+	n, err := p.deleteChunks(ctx, nil, purgeJobChunk, jobPurgeFinal, p.Time(params.Before), p.Time(time.Time{}))
 	if err != nil {
 		return n, fmt.Errorf("job purge: %w", err)
 	}
@@ -110,8 +129,9 @@ func (p Purger) JobPurgeFinal(ctx context.Context, params store.JobPurgeFinalPar
 }
 
 // deleteChunks runs a DELETE whose last argument is a LIMIT (chunk) until it deletes fewer rows
-// than that, and returns the rows deleted.
-func (p Purger) deleteChunks(ctx context.Context, chunk int, q string, args ...any) (int64, error) {
+// than that, calling pause (when set) after each statement that deleted rows, and returns the
+// rows deleted.
+func (p Purger) deleteChunks(ctx context.Context, pause func(context.Context) error, chunk int, q string, args ...any) (int64, error) {
 	var total int64
 	for {
 		n, err := p.Exec(ctx, q, append(args, chunk)...)
@@ -119,6 +139,11 @@ func (p Purger) deleteChunks(ctx context.Context, chunk int, q string, args ...a
 			return total, err
 		}
 		total += n
+		if n > 0 && pause != nil {
+			if err := pause(ctx); err != nil {
+				return total, err
+			}
+		}
 		if n < int64(chunk) {
 			return total, nil
 		}

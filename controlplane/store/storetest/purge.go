@@ -1,7 +1,9 @@
 package storetest
 
 import (
+	"context"
 	"fmt"
+	"slices"
 	"sort"
 	"testing"
 	"time"
@@ -109,4 +111,80 @@ func testJobPurgeFinal(t *testing.T, d store.Driver) {
 	if c, err := d.JobCount(ctx, store.JobCountParams{Collection: collectionKey("c")}); err != nil || c != 2 {
 		t.Fatalf("jobs left: %d, %v; want 2 (live and disabled)", c, err)
 	}
+}
+
+// testHistoryPurgeAcrossJobs purges beyond the bound jobs whose IDs lie in different ranges of
+// the purge's walk (a first one, one on a range's upper end, the last one alone in its range,
+// empty ranges between), one of them with more entries beyond than one statement deletes. The
+// jobs and their history are loaded (store.Dumper) with those IDs.
+func testHistoryPurgeAcrossJobs(t *testing.T, d store.Driver) {
+	ctx := t.Context()
+	dumper, ok := d.(store.Dumper)
+	if !ok {
+		t.Fatalf("%T is no store.Dumper", d)
+	}
+	putCollection(t, d, "c", "Enabled")
+	putJob(t, d, "c", "template", "Enabled", t0)
+	var jobs, hist store.DumpTable
+	for _, tab := range store.DumpTables() {
+		switch tab.Name {
+		case "jobs":
+			jobs = tab
+		case "history":
+			hist = tab
+		}
+	}
+	var template store.DumpRow
+	err := dumper.Dump(ctx, func(r store.DumpReader) error {
+		return r.Rows(ctx, jobs, func(row store.DumpRow) error { template = row; return nil })
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// id: execution count (every execution one history entry, numbered 1..count).
+	counts := map[int64]int{7: 5, 2000: 5003, 4001: 2}
+	var jobRows, histRows []store.DumpRow
+	var hid int64
+	for _, id := range []int64{7, 2000, 4001} {
+		row := slices.Clone(template)
+		name := fmt.Sprintf("j%d", id)
+		row[0], row[2], row[3], row[9] = id, name, store.NameKey(name), int64(counts[id])
+		jobRows = append(jobRows, row)
+		for r := 1; r <= counts[id]; r++ {
+			hid++
+			histRows = append(histRows, store.DumpRow{hid, id, hid, fmt.Sprintf("t%d", hid), store.ActionMain,
+				store.HistoryCompleted, "", int64(0), int64(r), t0, t0, t0.Add(time.Hour)})
+		}
+	}
+	if err := dumper.Load(ctx, jobs, jobRows); err != nil {
+		t.Fatal(err)
+	}
+	if err := dumper.Load(ctx, hist, histRows); err != nil {
+		t.Fatal(err)
+	}
+	if err := dumper.LoadDone(ctx); err != nil {
+		t.Fatal(err)
+	}
+	pauses := 0
+	pause := func(context.Context) error { pauses++; return nil }
+	n, err := d.HistoryPurge(ctx, store.HistoryPurgeParams{Before: t0, KeepPerJob: 2, Pause: pause})
+	if err != nil {
+		t.Fatal(err)
+	}
+	equal(t, "deleted beyond the last 2 executions", n, int64(3+5001))
+	// One statement for j7's 3; j2000's 5,001 in chunks of 500: ten full, one of 1.
+	equal(t, "pauses after the statements that deleted", pauses, 1+11)
+	kept := map[int64][]int64{}
+	err = dumper.Dump(ctx, func(r store.DumpReader) error {
+		return r.Rows(ctx, hist, func(row store.DumpRow) error {
+			job, _ := row[1].(int64)
+			repeat, _ := row[8].(int64)
+			kept[job] = append(kept[job], repeat)
+			return nil
+		})
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	equal(t, "repeat counts kept per job", kept, map[int64][]int64{7: {4, 5}, 2000: {5002, 5003}, 4001: {1, 2}})
 }

@@ -90,6 +90,7 @@ var areas = []struct {
 	}},
 	{"Purge", []testCase{
 		{name: "History", fn: testHistoryPurge},
+		{name: "HistoryAcrossJobs", fn: testHistoryPurgeAcrossJobs},
 		{name: "FinalJobs", fn: testJobPurgeFinal},
 	}},
 	{"Meta", []testCase{
