@@ -90,9 +90,10 @@ func (s *Server) backfillJob(w http.ResponseWriter, r *http.Request, rt route, i
 	return nil
 }
 
-// runRefused is the 409 of a backfill of job (in collection) when a job in state, in a
-// collection in collectionState, may not run on request (jobstate.ManualRunAllowed); nil when it
-// may.
+// runRefused is the 409 of a manual run or a backfill of job (in collection) when a job in
+// state, in a collection in collectionState, may not run on request (jobstate.ManualRunAllowed);
+// nil when it may. Both are checked as the API read the states and again by the store, in the
+// transaction that claims the run or stores the backfill (store.RunRefusedError).
 func runRefused(job, collection, state, collectionState string) *apiError {
 	switch {
 	case jobstate.Final(state):

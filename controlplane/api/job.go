@@ -443,11 +443,8 @@ func (s *Server) runJob(w http.ResponseWriter, r *http.Request, rt route, info *
 		return s.storeError(ctx, "job "+rt.key.Name, err)
 	}
 	info.jobID = j.ID
-	if jobstate.Final(j.State) {
-		return conflict("job %s is %s: it cannot run again", rt.key.Name, j.State)
-	}
-	if st := coll.Properties.State; !jobstate.ManualRunAllowed(j.State, st) {
-		return conflict("job collection %s is %s: its jobs do not run, not even on request", coll.Key.Name, st)
+	if e := runRefused(rt.key.Name, coll.Key.Name, j.State, coll.Properties.State); e != nil {
+		return e
 	}
 	// maxRecurrence applies to manual runs too: a job whose action runs itself cannot multiply.
 	period := jobdef.CollectionLimits(&coll.Properties).MaxRecurrence
@@ -461,6 +458,14 @@ func (s *Server) runJob(w http.ResponseWriter, r *http.Request, rt route, info *
 			rt.key.Name, rfc3339UTC(last), period, rfc3339UTC(allowed))
 	}
 	if err := s.disp.RunNow(ctx, j); err != nil {
+		// The store checks it again as the states are when it claims the run: the collection
+		// may have been disabled since it was read.
+		var refused *store.RunRefusedError
+		if errors.As(err, &refused) {
+			if e := runRefused(rt.key.Name, coll.Key.Name, refused.State, refused.CollectionState); e != nil {
+				return e
+			}
+		}
 		var inFlight interface{ InFlightTag() string }
 		if errors.As(err, &inFlight) {
 			return conflict("job %s already has a manual run in flight (execution tag %s): a job runs on request once at a time",

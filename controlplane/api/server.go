@@ -84,7 +84,8 @@ type Dispatcher interface {
 	CollectionChanged(collectionID int64)
 	// RunNow runs the job now, j as the API read it (not read again); when a manual run of the
 	// job is still in flight it returns an error with an InFlightTag() string method (the run's
-	// execution tag): a 409.
+	// execution tag): a 409; when the store finds, as it claims the run, that the job may not
+	// run on request, a *store.RunRefusedError (a 409).
 	RunNow(ctx context.Context, j *store.Job) error
 	// Backfill runs one execution of the job per occurrence of at, one after the other, in order;
 	// while the job's previous backfill is unfinished it returns a *store.BackfillInFlightError

@@ -211,7 +211,9 @@ func (ex *Executor) hold(x *store.Execution, job *store.Job, target string, star
 // RunNow runs one execution of the job now, whatever its schedule ("run now"), j as the caller
 // read it (its definition is what the attempt runs; the job is not read again). The execution is
 // claimed durably before RunNow returns; it counts as an execution of the job. It returns
-// store.ErrNotFound (wrapped) when the job does not exist (any more). A replica's executor claims it
+// store.ErrNotFound (wrapped) when the job does not exist (any more), and a
+// *store.RunRefusedError when the store, claiming it, finds that the job may not run on request
+// (its collection disabled since the caller read it). A replica's executor claims it
 // unowned and takes it at once: it runs here (another replica's taker may take it first: it
 // then runs there, and the one-run-in-flight rule does not follow it).
 func (ex *Executor) RunNow(ctx context.Context, j *store.Job) error {

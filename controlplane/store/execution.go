@@ -100,10 +100,14 @@ type ExecutionClaim struct {
 	// ExpectVersion > 0: a scheduled claim. It succeeds only when the job still has this
 	// Version, is Enabled and its collection is Enabled (else ErrConflict); it then sets the
 	// job's NextExecutionTime to NextExecutionTime (zero: nothing left). ExpectVersion == 0: a
-	// manual run, made whatever the job's state, that leaves NextExecutionTime alone; a manual
-	// run (Execution.Manual) of a job that has a manual execution stored, not finished (by any
-	// replica), or another manual claim earlier in the same call, fails with a
-	// *RunInFlightError: a job runs on request once at a time.
+	// manual run, made whatever the job's version, that leaves NextExecutionTime alone; a manual
+	// run (Execution.Manual) of a job that may not run on request as its state and its
+	// collection's are in the claim's transaction (jobstate.ManualRunAllowed: a collection
+	// disabled since the caller read it) fails with a *RunRefusedError (the collection's row is
+	// locked against its change until the commit, before the job's, as a collection's write
+	// locks them), and one of a job that has a manual execution stored, not finished (by any
+	// replica), or another manual claim earlier in the same call, with a *RunInFlightError: a
+	// job runs on request once at a time.
 	ExpectVersion     int64
 	NextExecutionTime time.Time
 
@@ -161,7 +165,7 @@ func (e *RunInFlightError) InFlightTag() string { return e.Tag }
 func (e *RunInFlightError) Unwrap() error { return ErrConflict }
 
 // ExecutionClaimResult is the outcome of one claim: Err is nil, ErrConflict (a
-// *RunInFlightError among them) or ErrNotFound.
+// *RunInFlightError or a *RunRefusedError among them) or ErrNotFound.
 type ExecutionClaimResult struct {
 	Execution *Execution // the stored execution (nil on error, and when skipped)
 	Version   int64      // the job's Version after the claim
@@ -220,9 +224,10 @@ func (e *BackfillInFlightError) Error() string {
 // Unwrap makes the error an ErrConflict.
 func (e *BackfillInFlightError) Unwrap() error { return ErrConflict }
 
-// RunRefusedError refuses a backfill of a job that may not run on request
-// (jobstate.ManualRunAllowed) as its state and its collection's are when the backfill is
-// stored: final, or in a collection that is not Enabled. It wraps ErrConflict.
+// RunRefusedError refuses a manual run (ExecutionClaim) or a backfill of a job that may not run
+// on request (jobstate.ManualRunAllowed) as its state and its collection's are when the run is
+// claimed or the backfill stored: final, or in a collection that is not Enabled. It wraps
+// ErrConflict.
 type RunRefusedError struct {
 	State, CollectionState string
 }

@@ -174,23 +174,33 @@ func (d *Driver) ExecutionClaimMany(ctx context.Context, params store.ExecutionC
 		statements++
 	}
 	err := d.atomically(ctx, statements, func(q querier) error {
-		if len(manual) > 0 {
-			// Two replicas claiming a manual run of one job at once: the second waits here for
-			// the first's commit, and its claim statement, run after, sees the first's execution.
-			// (Without the lock, both statements' snapshots would predate both executions.)
-			rows, err := q.Query(ctx, `SELECT id FROM jobs WHERE id = ANY($1::bigint[]) ORDER BY id FOR UPDATE`, manual)
-			if err != nil {
-				return err
-			}
-			rows.Close()
-			if err := rows.Err(); err != nil {
-				return err
-			}
+		if len(manual) == 0 {
+			return d.claimRuns(ctx, q, params, runs, out)
 		}
-		for _, r := range runs {
-			if err := d.claimRun(ctx, q, params, r[0], r[1], out); err != nil {
-				return err
+		refused, err := lockManual(ctx, q, manual)
+		if err != nil {
+			return err
+		}
+		if len(refused) == 0 {
+			return d.claimRuns(ctx, q, params, runs, out)
+		}
+		// The refused claims claim nothing; the others are claimed as they would be alone.
+		sub := store.ExecutionClaimManyParams{Now: params.Now, Term: params.Term}
+		var at []int
+		for i, c := range claims {
+			if err := refused[c.Execution.JobID]; err != nil && c.ExpectVersion <= 0 && c.Execution.Manual {
+				out[i] = store.ExecutionClaimResult{Err: err}
+				continue
 			}
+			sub.Claims, at = append(sub.Claims, c), append(at, i)
+		}
+		subOut := make([]store.ExecutionClaimResult, len(sub.Claims))
+		subRuns := distinctJobRuns(len(sub.Claims), func(i int) int64 { return sub.Claims[i].Execution.JobID })
+		if err := d.claimRuns(ctx, q, sub, subRuns, subOut); err != nil {
+			return err
+		}
+		for k, i := range at {
+			out[i] = subOut[k]
 		}
 		return nil
 	})
@@ -198,6 +208,16 @@ func (d *Driver) ExecutionClaimMany(ctx context.Context, params store.ExecutionC
 		return nil, fmt.Errorf("execution claim: %w", err)
 	}
 	return out, nil
+}
+
+// claimRuns claims the runs of params.Claims (distinctJobRuns), one statement each.
+func (d *Driver) claimRuns(ctx context.Context, q querier, params store.ExecutionClaimManyParams, runs [][2]int, out []store.ExecutionClaimResult) error {
+	for _, r := range runs {
+		if err := d.claimRun(ctx, q, params, r[0], r[1], out); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func (d *Driver) claimRun(ctx context.Context, q querier, params store.ExecutionClaimManyParams, from, to int, out []store.ExecutionClaimResult) error {

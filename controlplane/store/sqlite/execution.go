@@ -131,6 +131,19 @@ func (d *Driver) ExecutionClaimMany(ctx context.Context, params store.ExecutionC
 			case c.ExpectVersion > 0:
 				err = scheduled.QueryRowContext(ctx, nanos(c.NextExecutionTime), lastExecutionAt(&e, now), e.JobID, c.ExpectVersion).Scan(&version, &count)
 			case e.Manual:
+				// The job may run on request as its state and its collection's are in this
+				// transaction (the caller read them before).
+				var state, collectionState string
+				switch err := tx.QueryRowContext(ctx, sqlstore.JobStates, e.JobID).Scan(&state, &collectionState); {
+				case errors.Is(err, sql.ErrNoRows):
+					out[i].Err = fmt.Errorf("job %d: %w", e.JobID, store.ErrNotFound)
+					continue
+				case err != nil:
+					return err
+				case !jobstate.ManualRunAllowed(state, collectionState):
+					out[i].Err = fmt.Errorf("job %d: %w", e.JobID, &store.RunRefusedError{State: state, CollectionState: collectionState})
+					continue
+				}
 				tag, ok := manualTags[e.JobID]
 				if !ok {
 					switch err := d.stmt(ctx, tx, "claim.inflight").QueryRowContext(ctx, e.JobID).Scan(&tag); {

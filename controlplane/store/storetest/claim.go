@@ -123,8 +123,10 @@ func testExecutionClaimAhead(t *testing.T, d store.Driver) {
 	equal(t, "last execution of a, run now", getJob(t, d, a.ID).Status.LastExecutionTime, t0)
 }
 
+// testExecutionClaimManual: a manual claim runs a Disabled job (of an Enabled collection: a
+// collection that is not refuses it, ManualRun/Refused) and leaves its next execution alone.
 func testExecutionClaimManual(t *testing.T, d store.Driver) {
-	putCollection(t, d, "c", "Disabled")
+	putCollection(t, d, "c", "Enabled")
 	j := putJob(t, d, "c", "j", "Disabled", t0.Add(time.Hour))
 	r := claim(t, d, store.ExecutionClaim{Execution: store.Execution{JobID: j.ID, Tag: "m", Scheduled: t0, Manual: true, DueAt: t0, ClaimedAt: t0}})
 	equal(t, "execution", *r.Execution, store.Execution{ID: r.Execution.ID, JobID: j.ID, Tag: "m", Scheduled: t0, RepeatCount: 1,

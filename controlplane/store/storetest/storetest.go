@@ -70,6 +70,8 @@ var areas = []struct {
 	{"ManualRun", []testCase{
 		{name: "InFlight", fn: testManualRunInFlight},
 		{name: "Race", fn: testManualRunRace, serial: true},
+		{name: "Refused", fn: testManualRunRefused},
+		{name: "CollectionDisabledRace", fn: testManualRunCollectionDisabledRace, serial: true},
 	}},
 	{"Backfill", []testCase{
 		{name: "OneAfterTheOther", fn: testExecutionBackfill},
