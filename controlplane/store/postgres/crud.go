@@ -317,15 +317,34 @@ func (d *Driver) JobCount(ctx context.Context, params store.JobCountParams) (int
 // JobDelete deletes a job with its executions and history, and records the change (changes.go).
 func (d *Driver) JobDelete(ctx context.Context, params store.JobDeleteParams) error {
 	k := params.Key
-	tag, err := d.pool.Exec(ctx, `WITH del AS (DELETE FROM jobs WHERE id IN (SELECT j.id`+sqlstore.JobFrom+sqlstore.WhereJobKey+`) RETURNING id)
-		INSERT INTO changes (kind, id, origin) SELECT 'job', id, $5 FROM del`, append(jobKeyArgs(k), d.origin)...)
-	if err != nil {
+	err := d.tx(ctx, func(tx pgx.Tx) error {
+		// The collection's row first (its job count changes), then the job's, in the order a
+		// collection's write (CollectionPut), a job's (JobPut) and a backfill lock them: the
+		// job's delete locked its job and then, in the count's trigger, its collection, and a
+		// disabling of the collection cancelling the job's backfill deadlocked with it.
+		var collectionID int64
+		err := tx.QueryRow(ctx, `SELECT id FROM collections`+sqlstore.WhereCollectionKey+` FOR NO KEY UPDATE`,
+			key(k.Subscription), key(k.ResourceGroup), key(k.CollectionKey.Name)).Scan(&collectionID)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return fmt.Errorf("job %s/%s: %w", k.CollectionKey.Name, k.Name, store.ErrNotFound)
+		}
+		if err != nil {
+			return err
+		}
+		tag, err := tx.Exec(ctx, `WITH del AS (DELETE FROM jobs WHERE collection_id = $1 AND name_key = $2 RETURNING id)
+			INSERT INTO changes (kind, id, origin) SELECT 'job', id, $3 FROM del`, collectionID, key(k.Name), d.origin)
+		if err != nil {
+			return err
+		}
+		if tag.RowsAffected() == 0 {
+			return fmt.Errorf("job %s/%s: %w", k.CollectionKey.Name, k.Name, store.ErrNotFound)
+		}
+		return nil
+	})
+	if err != nil && !errors.Is(err, store.ErrNotFound) {
 		return fmt.Errorf("job delete: %w", err)
 	}
-	if tag.RowsAffected() == 0 {
-		return fmt.Errorf("job %s/%s: %w", k.CollectionKey.Name, k.Name, store.ErrNotFound)
-	}
-	return nil
+	return err
 }
 
 // HistoryList lists a job's history newest first: newest execution first, each execution's

@@ -46,6 +46,7 @@ var areas = []struct {
 		{name: "Quota", fn: testJobQuota},
 		{name: "QuotaRace", fn: testJobQuotaRace, serial: true},
 		{name: "DeleteCascades", fn: testJobDeleteCascades},
+		{name: "DeleteCollectionDisabledRace", fn: testJobDeleteCollectionDisabledRace, serial: true},
 		{name: "GetByID", fn: testJobGetByID},
 		{name: "GetWithCollection", fn: testJobGetWithCollection},
 		{name: "GetMany", fn: testJobGetMany},
