@@ -163,46 +163,20 @@ func (d *Driver) ExecutionClaimMany(ctx context.Context, params store.ExecutionC
 	claims := params.Claims
 	out := make([]store.ExecutionClaimResult, len(claims))
 	runs := distinctJobRuns(len(claims), func(i int) int64 { return claims[i].Execution.JobID })
-	var manual []int64 // the jobs of manual runs
-	for _, c := range claims {
-		if c.ExpectVersion <= 0 && c.Execution.Manual {
-			manual = append(manual, c.Execution.JobID)
-		}
-	}
+	manual := manualJobs(claims)
 	statements := len(runs)
 	if len(manual) > 0 {
-		statements++
+		statements += 2
 	}
 	err := d.atomically(ctx, statements, func(q querier) error {
-		if len(manual) == 0 {
-			return d.claimRuns(ctx, q, params, runs, out)
-		}
-		refused, err := lockManual(ctx, q, manual)
-		if err != nil {
-			return err
-		}
-		if len(refused) == 0 {
-			return d.claimRuns(ctx, q, params, runs, out)
-		}
-		// The refused claims claim nothing; the others are claimed as they would be alone.
-		sub := store.ExecutionClaimManyParams{Now: params.Now, Term: params.Term}
-		var at []int
-		for i, c := range claims {
-			if err := refused[c.Execution.JobID]; err != nil && c.ExpectVersion <= 0 && c.Execution.Manual {
-				out[i] = store.ExecutionClaimResult{Err: err}
-				continue
+		var refused map[int64]error
+		if len(manual) > 0 {
+			var err error
+			if refused, err = lockManual(ctx, q, manual); err != nil {
+				return err
 			}
-			sub.Claims, at = append(sub.Claims, c), append(at, i)
 		}
-		subOut := make([]store.ExecutionClaimResult, len(sub.Claims))
-		subRuns := distinctJobRuns(len(sub.Claims), func(i int) int64 { return sub.Claims[i].Execution.JobID })
-		if err := d.claimRuns(ctx, q, sub, subRuns, subOut); err != nil {
-			return err
-		}
-		for k, i := range at {
-			out[i] = subOut[k]
-		}
-		return nil
+		return d.claimUnrefused(ctx, q, params, runs, refused, out)
 	})
 	if err != nil {
 		return nil, fmt.Errorf("execution claim: %w", err)

@@ -62,3 +62,44 @@ func lockManual(ctx context.Context, q querier, jobIDs []int64) (map[int64]error
 	}
 	return refused, nil
 }
+
+// manualJobs returns the jobs of the manual claims among claims.
+func manualJobs(claims []store.ExecutionClaim) []int64 {
+	var out []int64
+	for _, c := range claims {
+		if c.ExpectVersion <= 0 && c.Execution.Manual {
+			out = append(out, c.Execution.JobID)
+		}
+	}
+	return out
+}
+
+// claimUnrefused claims params.Claims (none special), one statement per run of distinct jobs
+// (runs, distinctJobRuns of params.Claims),
+// except the manual claims of the jobs lockManual refused (refused): those claim nothing and
+// their results are the refusal.
+func (d *Driver) claimUnrefused(ctx context.Context, q querier, params store.ExecutionClaimManyParams, runs [][2]int,
+	refused map[int64]error, out []store.ExecutionClaimResult) error {
+	claims := params.Claims
+	if len(refused) == 0 {
+		return d.claimRuns(ctx, q, params, runs, out)
+	}
+	sub := store.ExecutionClaimManyParams{Now: params.Now, Term: params.Term}
+	var at []int
+	for i, c := range claims {
+		if err := refused[c.Execution.JobID]; err != nil && c.ExpectVersion <= 0 && c.Execution.Manual {
+			out[i] = store.ExecutionClaimResult{Err: err}
+			continue
+		}
+		sub.Claims, at = append(sub.Claims, c), append(at, i)
+	}
+	subOut := make([]store.ExecutionClaimResult, len(sub.Claims))
+	subRuns := distinctJobRuns(len(sub.Claims), func(i int) int64 { return sub.Claims[i].Execution.JobID })
+	if err := d.claimRuns(ctx, q, sub, subRuns, subOut); err != nil {
+		return err
+	}
+	for k, i := range at {
+		out[i] = subOut[k]
+	}
+	return nil
+}

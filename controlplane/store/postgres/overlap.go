@@ -100,6 +100,7 @@ func (d *Driver) claimWithSpecial(ctx context.Context, params store.ExecutionCla
 	sub := store.ExecutionClaimManyParams{Claims: rest, Now: params.Now, Term: params.Term}
 	subOut := make([]store.ExecutionClaimResult, len(rest))
 	runs := distinctJobRuns(len(rest), func(i int) int64 { return rest[i].Execution.JobID })
+	manual := manualJobs(rest)
 	err := d.tx(ctx, func(tx pgx.Tx) error {
 		var ok bool
 		if err := tx.QueryRow(ctx, fenceSQL, params.Term).Scan(&ok); err != nil {
@@ -108,13 +109,20 @@ func (d *Driver) claimWithSpecial(ctx context.Context, params store.ExecutionCla
 		if !ok {
 			return fmt.Errorf("term %d: %w", params.Term, store.ErrStaleTerm)
 		}
+		// The manual claims' collections and jobs first (collections before jobs), then the
+		// special claims' jobs.
+		var refused map[int64]error
+		if len(manual) > 0 {
+			var err error
+			if refused, err = lockManual(ctx, tx, manual); err != nil {
+				return err
+			}
+		}
 		if err := lockJobs(ctx, tx, locked); err != nil {
 			return err
 		}
-		for _, r := range runs {
-			if err := d.claimRun(ctx, tx, sub, r[0], r[1], subOut); err != nil {
-				return err
-			}
+		if err := d.claimUnrefused(ctx, tx, sub, runs, refused, subOut); err != nil {
+			return err
 		}
 		for _, i := range special {
 			r, err := claimSpecial(ctx, tx, params.Claims[i], params.Now)

@@ -14,7 +14,7 @@ import (
 // state and its collection's are in the claim's transaction (jobstate.ManualRunAllowed): in a
 // collection disabled or suspended since the caller read it, or of a job that became final, it
 // is refused (a *RunRefusedError, an ErrConflict) and nothing is stored or counted; the other
-// claims of the call are made; a Disabled job of an Enabled collection runs.
+// claims of the call are made (a special one too); a Disabled job of an Enabled collection runs.
 func testManualRunRefused(t *testing.T, d store.Driver) {
 	ctx := t.Context()
 	putCollection(t, d, "on", "Enabled")
@@ -62,6 +62,21 @@ func testManualRunRefused(t *testing.T, d store.Driver) {
 		counts[i] = getJob(t, d, j.ID).Status.ExecutionCount
 	}
 	equal(t, "executionCount", counts, []int{0, 1, 0, 0})
+
+	// With a special claim (a skip) in the same call, the manual claim is checked all the same.
+	s := putJob(t, d, "on", "scheduled", jobstate.Enabled, t0.Add(time.Hour))
+	res, err = d.ExecutionClaimMany(ctx, store.ExecutionClaimManyParams{Now: t0, Claims: []store.ExecutionClaim{
+		{Execution: store.Execution{JobID: s.ID, Tag: "skip"}, ExpectVersion: s.Version, NextExecutionTime: t0.Add(2 * time.Hour),
+			Skip: &store.HistoryEntry{Status: store.HistorySkipped}},
+		manualClaim(jobs[0], "with-a-skip"),
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var refused *store.RunRefusedError
+	equal(t, "a skip and a manual claim in a disabled collection", []any{res[0].Err, res[0].Skipped, errors.As(res[1].Err, &refused), res[1].Execution == nil},
+		[]any{nil, true, true, true})
+	equal(t, "executionCount, once skipped", getJob(t, d, jobs[0].ID).Status.ExecutionCount, 0)
 }
 
 // testManualRunCollectionDisabledRace: manual claims of a collection's jobs made at the same
