@@ -8,7 +8,6 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"go.opentelemetry.io/otel/attribute"
-	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
 	"go.opentelemetry.io/otel/sdk/resource"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/trace"
@@ -39,7 +38,8 @@ type TracingConfig struct {
 }
 
 // Tracing records a span per execution and per attempt (the execution's span their parent) and
-// exports them over OTLP/HTTP with the OpenTelemetry Go SDK.
+// exports them over OTLP/HTTP with the OpenTelemetry Go SDK (its spans and batches; the export
+// itself is otlpExporter).
 type Tracing struct {
 	provider *sdktrace.TracerProvider
 	breaker  *breaker
@@ -61,11 +61,7 @@ func NewTracing(cfg TracingConfig) (*Tracing, error) {
 	if cfg.BatchTimeout <= 0 {
 		cfg.BatchTimeout = 2 * time.Second
 	}
-	exp, err := otlptracehttp.New(context.Background(), otlptracehttp.WithEndpointURL(u.String()),
-		otlptracehttp.WithTimeout(cfg.ExportTimeout), otlptracehttp.WithRetry(otlptracehttp.RetryConfig{Enabled: false}))
-	if err != nil {
-		return nil, fmt.Errorf("otlp exporter: %w", err)
-	}
+	exp := newOTLPExporter(u.String(), cfg.ExportTimeout)
 	b := &breaker{SpanExporter: exp, clock: cfg.Clock, slow: cfg.SlowExport, probeEvery: time.Second,
 		exported: prometheus.NewCounter(prometheus.CounterOpts{Name: "scheduler_trace_spans_exported_total",
 			Help: "Spans the OTLP collector accepted."}),
