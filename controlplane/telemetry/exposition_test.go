@@ -25,6 +25,7 @@ import (
 	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/dispatch"
 	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/store"
 	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/store/sqlite"
+	"github.com/schedulerhq/terraform-provider-scheduler/internal/clock"
 )
 
 // exposedCollector returns a collector with per-job series of several shapes (succeeded,
@@ -37,7 +38,8 @@ func exposedCollector(t testing.TB, perJob bool) (*Collector, *prometheus.Regist
 }
 
 // registered returns a collector on a fresh SQLite store, with its daemon-wide metrics
-// registered in a registry of their own.
+// registered in a registry of their own. Its clock stands still (the count of jobs by state's
+// age is the same in every scrape).
 func registered(t testing.TB, perJob bool) (*Collector, *prometheus.Registry) {
 	t.Helper()
 	st, err := sqlite.Open(t.Context(), filepath.Join(t.TempDir(), "db"))
@@ -45,7 +47,7 @@ func registered(t testing.TB, perJob bool) (*Collector, *prometheus.Registry) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = st.Close() })
-	c, err := New(Config{Store: st, PerJob: perJob})
+	c, err := New(Config{Store: st, PerJob: perJob, Clock: clock.NewFake(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC))})
 	if err != nil {
 		t.Fatal(err)
 	}

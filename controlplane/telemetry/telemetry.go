@@ -26,7 +26,9 @@
 //     succeeded in 26 h" holds after a restart too. The lookups run in Run, never on the
 //     dispatcher's writer.
 //   - Series of a deleted job stay until the daemon restarts.
-//   - Jobs by state are counted by the store (one GROUP BY) at most once per StateCacheTTL.
+//   - Jobs by state are counted by the store (one GROUP BY) at most once per StateCacheTTL;
+//     a count that fails or outlasts Config.CountTimeout never fails a scrape: the last good
+//     count is served with its age (statecount.go).
 //   - The per-minute counts are the executions this process finished, kept for 24 hours in
 //     memory (a restart starts them over), per subscription so that a tenant sees its own.
 package telemetry
@@ -36,8 +38,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"slices"
-	"sort"
 	"sync"
 	"time"
 
@@ -55,11 +55,17 @@ const (
 	MetricJobLastSuccess = "scheduler_job_last_success_timestamp_seconds"
 	MetricJobs           = "scheduler_jobs"
 	MetricMissed         = "scheduler_occurrences_coalesced_total"
+	// MetricJobsCountAge and MetricJobsCountFailures say how stale MetricJobs is.
+	MetricJobsCountAge      = "scheduler_jobs_count_age_seconds"
+	MetricJobsCountFailures = "scheduler_jobs_count_failures_total"
 )
 
 // StateCacheTTL is how long a count of jobs by state is reused (scrapers and the dashboard
-// asking at once share one count).
+// asking at once share one count). A failed count is not retried before it either.
 const StateCacheTTL = time.Second
+
+// DefaultCountTimeout bounds one count of jobs by state when Config.CountTimeout is 0.
+const DefaultCountTimeout = 5 * time.Second
 
 // Minutes is how many minutes of executions are kept for the charts (24 hours).
 const Minutes = 24 * 60
@@ -74,6 +80,8 @@ type Config struct {
 	Logger *slog.Logger
 	// PerJob turns the per-job series on (subscription, collection and job labels).
 	PerJob bool
+	// CountTimeout bounds one count of jobs by state (DefaultCountTimeout when 0).
+	CountTimeout time.Duration
 }
 
 // Collector collects the outcomes. Observe is its dispatch.Config.OnOutcome.
@@ -96,9 +104,13 @@ type Collector struct {
 	seeds   chan store.JobKey
 	started time.Time
 
-	stateMu  sync.Mutex
-	stateAt  time.Time
-	stateVal map[string]int
+	countTimeout  time.Duration
+	countAgeDesc  *prometheus.Desc
+	countFailures prometheus.Counter
+	stateMu       sync.Mutex
+	stateTried    time.Time      // the last count asked of the store, good or not
+	stateAt       time.Time      // the last good count
+	stateVal      map[string]int // nil until a count succeeded
 }
 
 // New returns a Collector.
@@ -109,7 +121,10 @@ func New(cfg Config) (*Collector, error) {
 	c := &Collector{
 		store: cfg.Store, clock: cfg.Clock, log: cfg.Logger, perJob: cfg.PerJob,
 		series: newSeriesTable(), minute: map[string]*ring{},
-		seeds: make(chan store.JobKey, seedQueue),
+		seeds: make(chan store.JobKey, seedQueue), countTimeout: cfg.CountTimeout,
+	}
+	if c.countTimeout <= 0 {
+		c.countTimeout = DefaultCountTimeout
 	}
 	if c.clock == nil {
 		c.clock = clock.Real{}
@@ -133,6 +148,11 @@ func New(cfg Config) (*Collector, error) {
 		Help: "Occurrences missed by more than the misfire threshold and coalesced into a later execution (counted when that execution finishes).",
 	})
 	c.jobsDesc = prometheus.NewDesc(MetricJobs, "Jobs in the store by state (Enabled, Disabled, Completed, Faulted).", []string{"state"}, nil)
+	c.countAgeDesc = prometheus.NewDesc(MetricJobsCountAge, "Seconds since the count of jobs by state in "+MetricJobs+" was made (it is served stale while counting fails).", nil, nil)
+	c.countFailures = prometheus.NewCounter(prometheus.CounterOpts{
+		Name: MetricJobsCountFailures,
+		Help: "Counts of jobs by state that failed or timed out (" + MetricJobs + " keeps the last good count, or is absent before one).",
+	})
 	return c, nil
 }
 
@@ -288,50 +308,4 @@ func (r *ring) add(at time.Time, outcome string) {
 	default:
 		b.n[2]++
 	}
-}
-
-// stateCollector exports scheduler_jobs{state} from the store's counts.
-type stateCollector struct{ c *Collector }
-
-func (s stateCollector) Describe(ch chan<- *prometheus.Desc) { ch <- s.c.jobsDesc }
-
-func (s stateCollector) Collect(ch chan<- prometheus.Metric) {
-	counts, err := s.c.JobStates(context.Background())
-	if err != nil {
-		s.c.log.Warn("telemetry: counting jobs by state", "error", err.Error())
-		ch <- prometheus.NewInvalidMetric(s.c.jobsDesc, err)
-		return
-	}
-	states := []string{store.JobStateEnabled, store.JobStateDisabled, store.JobStateCompleted, store.JobStateFaulted}
-	for st := range counts {
-		if !slices.Contains(states, st) {
-			states = append(states, st)
-		}
-	}
-	sort.Strings(states[4:])
-	for _, st := range states {
-		ch <- prometheus.MustNewConstMetric(s.c.jobsDesc, prometheus.GaugeValue, float64(counts[st]), st)
-	}
-}
-
-// JobStates returns the store's jobs by state, counted at most once per StateCacheTTL.
-func (c *Collector) JobStates(ctx context.Context) (map[string]int, error) {
-	c.stateMu.Lock()
-	defer c.stateMu.Unlock()
-	now := c.clock.Now()
-	if c.stateVal != nil && now.Sub(c.stateAt) < StateCacheTTL {
-		return c.stateVal, nil
-	}
-	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-	defer cancel()
-	rows, err := c.store.JobStateCount(ctx, store.JobStateCountParams{})
-	if err != nil {
-		return nil, fmt.Errorf("counting jobs by state: %w", err)
-	}
-	counts := map[string]int{}
-	for _, r := range rows {
-		counts[r.State] += r.N
-	}
-	c.stateAt, c.stateVal = now, counts
-	return counts, nil
 }
