@@ -53,7 +53,7 @@ func (p Prefixed) Scan(dest ...any) error { return p.Row.Scan(append(p.Prefix, d
 // Purge statements. Each deletes at most its last argument's rows (a chunk), so that no
 // transaction holds the writer long. HistoryPurgeBeyond looks at the jobs of one range of IDs
 // ($2, $3], so that a purge visits each job once (one statement over every job, cut by its
-// LIMIT, started again from the first job for every chunk). JobPurgeFinal's $2 is the driver's
+// LIMIT, started again from the first job for every chunk). jobPurgeFinal's $2 is the driver's
 // encoding of the zero time: a job's final_at is above it once set (SQLite stores 0 for none,
 // PostgreSQL NULL).
 const (
@@ -66,9 +66,21 @@ const (
 		SELECT h.id FROM jobs j CROSS JOIN history h
 		WHERE j.id > $2 AND j.id <= $3 AND j.execution_count > $1
 			AND h.job_id = j.id AND h.repeat_count <= j.execution_count - $1 LIMIT $4)`
-	jobLastID     = `SELECT coalesce(max(id), 0) FROM jobs`
-	jobPurgeFinal = `DELETE FROM jobs WHERE id IN (SELECT id FROM jobs
-		WHERE state IN ` + FinalStates + ` AND final_at > $2 AND final_at < $1 LIMIT $3)`
+	jobLastID = `SELECT coalesce(max(id), 0) FROM jobs`
+	// jobFinalBefore picks the jobs final since before $1 ($2: the zero time).
+	jobFinalBefore = `state IN ` + FinalStates + ` AND final_at > $2 AND final_at < $1`
+	// jobPurgeFinal deletes a chunk ($3) of the jobs final long enough.
+	jobPurgeFinal = `DELETE FROM jobs WHERE id IN (SELECT id FROM jobs WHERE ` + jobFinalBefore + ` LIMIT $3)`
+	// JobPurgeFinalLock and JobPurgeFinalOf are jobPurgeFinal in two statements of one
+	// transaction, for a driver whose writers lock a collection's row before its jobs' (PostgreSQL:
+	// the job count's trigger updates the collections of the deleted jobs, after their rows are
+	// locked by the delete). The lock takes the rows of the collections of a chunk of those jobs,
+	// in ID order; the delete then deletes a chunk of those jobs of the locked collections ($4)
+	// only.
+	JobPurgeFinalLock = `SELECT id FROM collections WHERE id IN (SELECT collection_id FROM jobs WHERE ` + jobFinalBefore + ` LIMIT $3)
+		ORDER BY id FOR NO KEY UPDATE`
+	JobPurgeFinalOf = `DELETE FROM jobs WHERE id IN (SELECT id FROM jobs WHERE ` + jobFinalBefore + `
+		AND collection_id = ANY($4::bigint[]) LIMIT $3)`
 )
 
 const (
@@ -88,8 +100,12 @@ type Exec func(ctx context.Context, query string, args ...any) (int64, error)
 // integer, Time encodes a time as the driver stores it.
 type Purger struct {
 	Exec Exec
-	Int  func(ctx context.Context, query string) (int64, error)
-	Time func(time.Time) any
+	// JobPurge, when set, runs each chunk of the final jobs' purge in place of Exec: it is given
+	// jobPurgeFinal and its arguments, and runs them its own way (PostgreSQL: JobPurgeFinalLock
+	// then JobPurgeFinalOf, in one transaction).
+	JobPurge Exec
+	Int      func(ctx context.Context, query string) (int64, error)
+	Time     func(time.Time) any
 }
 
 // HistoryPurge deletes history that ended before params.Before, and history beyond the last
@@ -97,7 +113,7 @@ type Purger struct {
 // at or below count - KeepPerJob go), in statements of at most purgeChunk rows, those beyond the
 // bound purgeJobSpan job IDs at a time.
 func (p Purger) HistoryPurge(ctx context.Context, params store.HistoryPurgeParams) (int64, error) {
-	total, err := p.deleteChunks(ctx, params.Pause, purgeChunk, historyPurgeEnded, p.Time(params.Before))
+	total, err := p.deleteChunks(ctx, p.Exec, params.Pause, purgeChunk, historyPurgeEnded, p.Time(params.Before))
 	if err != nil {
 		return total, fmt.Errorf("history purge: %w", err)
 	}
@@ -109,7 +125,7 @@ func (p Purger) HistoryPurge(ctx context.Context, params store.HistoryPurgeParam
 		return total, fmt.Errorf("history purge: last job: %w", err)
 	}
 	for from := int64(0); from < last; from += purgeJobSpan {
-		n, err := p.deleteChunks(ctx, params.Pause, purgeChunk, HistoryPurgeBeyond, params.KeepPerJob, from, from+purgeJobSpan)
+		n, err := p.deleteChunks(ctx, p.Exec, params.Pause, purgeChunk, HistoryPurgeBeyond, params.KeepPerJob, from, from+purgeJobSpan)
 		total += n
 		if err != nil {
 			return total, fmt.Errorf("history purge: %w", err)
@@ -121,20 +137,24 @@ func (p Purger) HistoryPurge(ctx context.Context, params store.HistoryPurgeParam
 // JobPurgeFinal deletes Completed and Faulted jobs that ended before params.Before, with their
 // history, purgeJobChunk jobs per statement.
 func (p Purger) JobPurgeFinal(ctx context.Context, params store.JobPurgeFinalParams) (int64, error) {
-	n, err := p.deleteChunks(ctx, nil, purgeJobChunk, jobPurgeFinal, p.Time(params.Before), p.Time(time.Time{}))
+	exec := p.Exec
+	if p.JobPurge != nil {
+		exec = p.JobPurge
+	}
+	n, err := p.deleteChunks(ctx, exec, nil, purgeJobChunk, jobPurgeFinal, p.Time(params.Before), p.Time(time.Time{}))
 	if err != nil {
 		return n, fmt.Errorf("job purge: %w", err)
 	}
 	return n, nil
 }
 
-// deleteChunks runs a DELETE whose last argument is a LIMIT (chunk) until it deletes fewer rows
-// than that, calling pause (when set) after each statement that deleted rows, and returns the
-// rows deleted.
-func (p Purger) deleteChunks(ctx context.Context, pause func(context.Context) error, chunk int, q string, args ...any) (int64, error) {
+// deleteChunks runs a DELETE whose last argument is a LIMIT (chunk) with exec until it deletes
+// fewer rows than that, calling pause (when set) after each statement that deleted rows, and
+// returns the rows deleted.
+func (Purger) deleteChunks(ctx context.Context, exec Exec, pause func(context.Context) error, chunk int, q string, args ...any) (int64, error) {
 	var total int64
 	for {
-		n, err := p.Exec(ctx, q, append(args, chunk)...)
+		n, err := exec(ctx, q, append(args, chunk)...)
 		if err != nil {
 			return total, err
 		}

@@ -2,6 +2,7 @@ package storetest
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"sort"
@@ -187,4 +188,73 @@ func testHistoryPurgeAcrossJobs(t *testing.T, d store.Driver) {
 		t.Fatal(err)
 	}
 	equal(t, "repeat counts kept per job", kept, map[int64][]int64{7: {4, 5}, 2000: {5002, 5003}, 4001: {1, 2}})
+}
+
+// testJobPurgeFinalRace purges finished jobs of several collections (more than one purge
+// statement's worth) while each is put again, run now (refused: final, or not found: purged)
+// and each collection is written: every write succeeds, each in turn. On PostgreSQL the purge
+// locks the collections' rows before their jobs', as every other write does (its delete locked
+// the jobs and then, in the job count's trigger, their collections, and PostgreSQL aborted one
+// side of a deadlock with a job's put, which locks the collection and then the job).
+func testJobPurgeFinalRace(t *testing.T, d store.Driver) {
+	ctx := t.Context()
+	const collections, jobs = 3, 40
+	for round := range 5 {
+		var (
+			versions []int64
+			finished []*store.Job
+		)
+		for c := range collections {
+			versions = append(versions, putCollection(t, d, fmt.Sprintf("r%dc%d", round, c), "Enabled").Version)
+			for i := range jobs {
+				finished = append(finished, putJob(t, d, fmt.Sprintf("r%dc%d", round, c), fmt.Sprintf("j%02d", i), "Completed", time.Time{}))
+			}
+		}
+		errs := make(chan error, collections*(2*jobs+1)+1)
+		for _, j := range finished {
+			go func() {
+				res, err := d.ExecutionClaimMany(ctx, store.ExecutionClaimManyParams{Now: t0, Claims: []store.ExecutionClaim{manualClaim(j, "now")}})
+				var refused *store.RunRefusedError
+				switch {
+				case err != nil:
+				case errors.As(res[0].Err, &refused) || errors.Is(res[0].Err, store.ErrNotFound):
+				default:
+					err = fmt.Errorf("run now of %s: %+v", j.Key.Name, res[0])
+				}
+				errs <- err
+			}()
+		}
+		go func() {
+			_, err := d.JobPurgeFinal(ctx, store.JobPurgeFinalParams{Before: t0.Add(time.Hour)})
+			errs <- err
+		}()
+		for c := range collections {
+			name := fmt.Sprintf("r%dc%d", round, c)
+			for i := range jobs {
+				go func() { // replaced before its purge, or created again after it
+					_, _, err := d.JobPut(ctx, store.JobPutParams{Job: newJob(name, fmt.Sprintf("j%02d", i), "Completed", time.Time{}), Now: t0})
+					errs <- err
+				}()
+			}
+			go func() {
+				_, _, err := d.CollectionPut(ctx, store.CollectionPutParams{Collection: newCollection(name, "Enabled"),
+					ExpectVersion: versions[c], Now: t0})
+				errs <- err
+			}()
+		}
+		for range collections*(2*jobs+1) + 1 {
+			if err := <-errs; err != nil {
+				t.Fatalf("round %d: %v", round, err)
+			}
+		}
+		// Whatever was put again after its purge is final since t0 as well and goes now.
+		if _, err := d.JobPurgeFinal(ctx, store.JobPurgeFinalParams{Before: t0.Add(time.Hour)}); err != nil {
+			t.Fatalf("round %d: purge again: %v", round, err)
+		}
+		for c := range collections {
+			if n, err := d.JobCount(ctx, store.JobCountParams{Collection: collectionKey(fmt.Sprintf("r%dc%d", round, c))}); err != nil || n != 0 {
+				t.Fatalf("round %d: jobs left in c%d: %d, %v; want 0", round, c, n, err)
+			}
+		}
+	}
 }

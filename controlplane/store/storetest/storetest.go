@@ -95,6 +95,7 @@ var areas = []struct {
 		{name: "History", fn: testHistoryPurge},
 		{name: "HistoryAcrossJobs", fn: testHistoryPurgeAcrossJobs},
 		{name: "FinalJobs", fn: testJobPurgeFinal},
+		{name: "FinalJobsRace", fn: testJobPurgeFinalRace, serial: true},
 	}},
 	{"Meta", []testCase{
 		{name: "GetPut", fn: testMeta},
