@@ -23,6 +23,7 @@ type liveHarness struct {
 	fake     *clock.Fake
 	hits     chan string
 	receiver *httptest.Server
+	disp     *dispatch.Dispatcher
 }
 
 func newLiveHarness(t *testing.T) *liveHarness {
@@ -40,9 +41,11 @@ func newLiveHarness(t *testing.T) *liveHarness {
 		if err != nil {
 			t.Fatal(err)
 		}
+		d.TestSignals.Init()
 		disp = d
 		c.Dispatcher = d
 	})
+	lh.disp = disp
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- disp.Run(ctx) }()
@@ -163,8 +166,13 @@ func TestAChangeWinsOverAClaim(t *testing.T) {
 			}
 			lh.fake.Set(due.Add(-300 * time.Millisecond))
 			tc.change(lh)
-			// The claim is cancelled (its execution gone); after an update the occurrence is
-			// claimed again, with a new tag.
+			// The claim is cancelled: the dispatcher dropped it from what it holds (the signal
+			// comes after that; the store's execution may be gone before it, by the change's own
+			// write) and its execution is gone; after an update the occurrence is claimed again,
+			// with a new tag.
+			if _, err := lh.disp.TestSignals.Cancelled.Wait(10*time.Second, func(c dispatch.Cancelled) bool { return c.Tag == first[0].Tag }); err != nil {
+				t.Fatalf("the claim ahead was not cancelled: %v", err)
+			}
 			deadline := time.Now().Add(10 * time.Second)
 			for {
 				xs := lh.unfinished(first[0].JobID)
