@@ -44,7 +44,7 @@ func TestReopenKeepsDataAndSchemaVersion(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if v != 8 {
+	if v != 9 {
 		t.Fatalf("schema version = %d, want 7", v)
 	}
 	c, err := d2.CollectionGet(ctx, store.CollectionGetParams{Key: key})
@@ -72,7 +72,7 @@ func TestOpenRefusesNewerSchema(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err = sqlite.Open(ctx, path)
-	if err == nil || !strings.Contains(err.Error(), "schema version 99 is newer than this binary's 8") {
+	if err == nil || !strings.Contains(err.Error(), "schema version 99 is newer than this binary's 9") {
 		t.Fatalf("open of a newer schema: err = %v", err)
 	}
 }
@@ -103,8 +103,8 @@ func TestOpenUpgradesAnOlderSchema(t *testing.T) {
 		t.Fatalf("open of a version 1 file: %v", err)
 	}
 	defer func() { _ = d.Close() }()
-	if v, err := d.SchemaVersion(ctx); err != nil || v != 8 {
-		t.Fatalf("schema version = %d, %v; want 8 (0008 is the backfills' executions)", v, err)
+	if v, err := d.SchemaVersion(ctx); err != nil || v != 9 {
+		t.Fatalf("schema version = %d, %v; want 9 (0009 is the index of the count of jobs by state)", v, err)
 	}
 	c, err := d.CollectionGet(ctx, store.CollectionGetParams{Key: store.CollectionKey{Subscription: "S", ResourceGroup: "RG", Name: "old"}})
 	if err != nil || c.Key.Name != "Old" {
