@@ -71,16 +71,16 @@ const (
 	jobFinalBefore = `state IN ` + FinalStates + ` AND final_at > $2 AND final_at < $1`
 	// jobPurgeFinal deletes a chunk ($3) of the jobs final long enough.
 	jobPurgeFinal = `DELETE FROM jobs WHERE id IN (SELECT id FROM jobs WHERE ` + jobFinalBefore + ` LIMIT $3)`
-	// JobPurgeFinalLock and JobPurgeFinalOf are jobPurgeFinal in two statements of one
-	// transaction, for a driver whose writers lock a collection's row before its jobs' (PostgreSQL:
-	// the job count's trigger updates the collections of the deleted jobs, after their rows are
-	// locked by the delete). The lock takes the rows of the collections of a chunk of those jobs,
-	// in ID order; the delete then deletes a chunk of those jobs of the locked collections ($4)
-	// only.
-	JobPurgeFinalLock = `SELECT id FROM collections WHERE id IN (SELECT collection_id FROM jobs WHERE ` + jobFinalBefore + ` LIMIT $3)
-		ORDER BY id FOR NO KEY UPDATE`
-	JobPurgeFinalOf = `DELETE FROM jobs WHERE id IN (SELECT id FROM jobs WHERE ` + jobFinalBefore + `
-		AND collection_id = ANY($4::bigint[]) LIMIT $3)`
+	// JobPurgeFinalLocked is jobPurgeFinal for a driver whose writers lock a collection's row
+	// before its jobs' (PostgreSQL: the job count's trigger updates the collections of the deleted
+	// jobs, after the delete has locked their rows). It locks the rows of the collections of a
+	// chunk of those jobs in ID order (c), then deletes a chunk of those jobs of the locked
+	// collections only. The collections' IDs are an array of c (an initial plan, run whole before
+	// the jobs are searched), so that every collection is locked before the first job.
+	JobPurgeFinalLocked = `WITH c AS MATERIALIZED (SELECT id FROM collections
+		WHERE id IN (SELECT collection_id FROM jobs WHERE ` + jobFinalBefore + ` LIMIT $3) ORDER BY id FOR NO KEY UPDATE)
+	DELETE FROM jobs WHERE id IN (SELECT id FROM jobs WHERE ` + jobFinalBefore + `
+		AND collection_id = ANY(ARRAY(SELECT id FROM c)) LIMIT $3)`
 )
 
 const (
@@ -101,8 +101,7 @@ type Exec func(ctx context.Context, query string, args ...any) (int64, error)
 type Purger struct {
 	Exec Exec
 	// JobPurge, when set, runs each chunk of the final jobs' purge in place of Exec: it is given
-	// jobPurgeFinal and its arguments, and runs them its own way (PostgreSQL: JobPurgeFinalLock
-	// then JobPurgeFinalOf, in one transaction).
+	// jobPurgeFinal and its arguments, and runs them its own way (PostgreSQL: JobPurgeFinalLocked).
 	JobPurge Exec
 	Int      func(ctx context.Context, query string) (int64, error)
 	Time     func(time.Time) any
