@@ -17,6 +17,9 @@ func TestNewUUID(t *testing.T) {
 		}
 		seen[s] = true
 	}
+	if raceDetector {
+		return // the UUID's string escapes under the race detector's instrumentation: 2 allocations
+	}
 	if n := testing.AllocsPerRun(100, func() { _ = newUUID() }); n != 1 {
 		t.Errorf("newUUID: %v allocations, want 1", n)
 	}
