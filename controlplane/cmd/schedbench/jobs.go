@@ -101,6 +101,9 @@ func jobDefinition(o options, i int, base time.Time, sinkURL string) *wire.JobDe
 
 // checkDurable reads a sample of jobs back through the API: each must count the observed cycles
 // in its status and have as many history entries.
+// historyPage is how many history entries checkDurable reads of a job (the API's page).
+const historyPage = 100
+
 func checkDurable(ctx context.Context, d *daemon, o options, created int) error {
 	step := max(1, created/20)
 	for i := 0; i < created; i += step {
@@ -113,12 +116,14 @@ func checkDurable(ctx context.Context, d *daemon, o options, created int) error 
 		if st == nil || st.ExecutionCount == nil || *st.ExecutionCount < o.cycles {
 			return fmt.Errorf("job %s: status %+v, want executionCount >= %d", id.Name, st, o.cycles)
 		}
-		hist, err := d.client.HistoryList(ctx, client.HistoryListParams{Job: id, Max: 100})
+		hist, err := d.client.HistoryList(ctx, client.HistoryListParams{Job: id, Max: historyPage})
 		if err != nil {
 			return fmt.Errorf("history of %s: %w", id.Name, err)
 		}
-		if len(hist) < o.cycles {
-			return fmt.Errorf("job %s: %d history entries, want >= %d", id.Name, len(hist), o.cycles)
+		// One page of the newest entries: a run of more cycles than a page holds is checked on
+		// a full page (its count is the status's, above).
+		if want := min(o.cycles, historyPage); len(hist) < want {
+			return fmt.Errorf("job %s: %d history entries, want >= %d", id.Name, len(hist), want)
 		}
 	}
 	return nil
