@@ -1,8 +1,6 @@
 package api
 
 import (
-	"context"
-	"errors"
 	"net/http"
 	"net/http/httptest"
 	"reflect"
@@ -46,17 +44,6 @@ func TestDisablingTheCollectionStopsTheBackfillInItsOwnWrite(t *testing.T) {
 		d.TestSignals.Init()
 		return d
 	}
-	start := func(d *dispatch.Dispatcher) (stop func()) {
-		ctx, cancel := context.WithCancel(t.Context())
-		done := make(chan error, 1)
-		go func() { done <- d.Run(ctx) }()
-		return func() {
-			cancel()
-			if err := <-done; err != nil && !errors.Is(err, context.Canceled) {
-				t.Errorf("dispatcher: %v", err)
-			}
-		}
-	}
 	var first *dispatch.Dispatcher
 	var cfg Config
 	h := newHarness(t, func(c *Config) {
@@ -67,7 +54,7 @@ func TestDisablingTheCollectionStopsTheBackfillInItsOwnWrite(t *testing.T) {
 		c.Dispatcher = first
 		cfg = *c
 	})
-	stop := start(first)
+	stop := runDispatcher(t, first)
 	defer func() {
 		if !released {
 			close(release)
@@ -118,7 +105,7 @@ func TestDisablingTheCollectionStopsTheBackfillInItsOwnWrite(t *testing.T) {
 
 	// A start on the store after the crash: it loads nothing of the backfill and runs nothing.
 	again := newDispatcher(raw, &cfg)
-	stop = start(again)
+	stop = runDispatcher(t, again)
 	if _, err := again.TestSignals.Quiet.Wait(10*time.Second, func(dispatch.Quiet) bool { return again.Ready() }); err != nil {
 		t.Fatalf("the dispatcher started again did not settle: %v", err)
 	}
@@ -168,15 +155,7 @@ func TestACollectionDisabledAsTheBackfillIsStoredRunsNothing(t *testing.T) {
 		disp = d
 		c.Dispatcher = d
 	})
-	ctx, cancel := context.WithCancel(t.Context())
-	done := make(chan error, 1)
-	go func() { done <- disp.Run(ctx) }()
-	defer func() {
-		cancel()
-		if err := <-done; err != nil && !errors.Is(err, context.Canceled) {
-			t.Errorf("dispatcher: %v", err)
-		}
-	}()
+	defer runDispatcher(t, disp)()
 
 	h.collection(collPath, `{"sku":{"name":"Standard"}}`)
 	h.must(http.StatusCreated, http.MethodPut, jobPath, `{"properties":{"startTime":"2026-11-18T09:00:00Z","action":{"type":"Http","request":{"uri":"`+

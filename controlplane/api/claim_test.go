@@ -2,7 +2,6 @@ package api
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -46,15 +45,7 @@ func newLiveHarness(t *testing.T) *liveHarness {
 		c.Dispatcher = d
 	})
 	lh.disp = disp
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- disp.Run(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil && !errors.Is(err, context.Canceled) {
-			t.Errorf("dispatcher: %v", err)
-		}
-	})
+	t.Cleanup(runDispatcher(t, disp))
 	for !disp.Ready() {
 		time.Sleep(time.Millisecond)
 	}

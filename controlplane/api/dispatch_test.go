@@ -1,8 +1,6 @@
 package api
 
 import (
-	"context"
-	"errors"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -39,15 +37,7 @@ func TestWithTheDispatcher(t *testing.T) {
 		disp = d
 		c.Dispatcher = d
 	})
-	ctx, cancel := context.WithCancel(t.Context())
-	done := make(chan error, 1)
-	go func() { done <- disp.Run(ctx) }()
-	defer func() {
-		cancel()
-		if err := <-done; err != nil && !errors.Is(err, context.Canceled) {
-			t.Errorf("dispatcher: %v", err)
-		}
-	}()
+	defer runDispatcher(t, disp)()
 
 	h.collection(collPath, `{"sku":{"name":"Standard"}}`)
 	// Every minute from 12:01:00, twice.
@@ -117,15 +107,7 @@ func TestBackfillWithTheDispatcher(t *testing.T) {
 		disp = d
 		c.Dispatcher = d
 	})
-	ctx, cancel := context.WithCancel(t.Context())
-	done := make(chan error, 1)
-	go func() { done <- disp.Run(ctx) }()
-	defer func() {
-		cancel()
-		if err := <-done; err != nil && !errors.Is(err, context.Canceled) {
-			t.Errorf("dispatcher: %v", err)
-		}
-	}()
+	defer runDispatcher(t, disp)()
 	released := false
 	defer func() {
 		if !released {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -17,6 +18,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/dispatch"
 	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/secret"
 	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/store"
 	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/store/testdb"
@@ -288,4 +290,19 @@ func (d *noopDispatcherFake) calls() (jobs, collections, runs []int64) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	return slices.Clone(d.jobs), slices.Clone(d.collections), slices.Clone(d.runs)
+}
+
+// runDispatcher runs d until the returned stop is called, which waits for Run to return and
+// fails the test if it returned an error other than its cancellation.
+func runDispatcher(t testing.TB, d *dispatch.Dispatcher) (stop func()) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- d.Run(ctx) }()
+	return func() {
+		cancel()
+		if err := <-done; err != nil && !errors.Is(err, context.Canceled) {
+			t.Errorf("dispatcher: %v", err)
+		}
+	}
 }

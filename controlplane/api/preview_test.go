@@ -1,8 +1,6 @@
 package api
 
 import (
-	"context"
-	"errors"
 	"net/http"
 	"net/http/httptest"
 	"testing"
@@ -98,15 +96,7 @@ func TestPreviewOfAStoredJobHonoursJitterAndExcludedDates(t *testing.T) {
 
 	// The dispatcher starts each occurrence at the previewed start: it plans its claim Lookahead
 	// before it (Quiet.Next), and the target is called when the clock reaches it.
-	ctx, cancel := context.WithCancel(t.Context())
-	done := make(chan error, 1)
-	go func() { done <- disp.Run(ctx) }()
-	defer func() {
-		cancel()
-		if err := <-done; err != nil && !errors.Is(err, context.Canceled) {
-			t.Errorf("dispatcher: %v", err)
-		}
-	}()
+	defer runDispatcher(t, disp)()
 	starts := []string{"2026-11-19T00:02:52.15+01:00", "2026-11-22T00:03:18.794+01:00", "2026-11-23T00:01:49.063+01:00"}
 	scheduled := []string{"2026-11-18T23:00:00Z", "2026-11-21T23:00:00Z", "2026-11-22T23:00:00Z"}
 	for i, s := range starts {

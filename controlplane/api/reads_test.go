@@ -1,8 +1,6 @@
 package api
 
 import (
-	"context"
-	"errors"
 	"net/http"
 	"net/http/httptest"
 	"reflect"
@@ -37,15 +35,7 @@ func TestPutAndRunNowReadTheJobOnce(t *testing.T) {
 		}
 		disp, c.Dispatcher = d, d
 	})
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- disp.Run(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil && !errors.Is(err, context.Canceled) {
-			t.Errorf("dispatcher: %v", err)
-		}
-	})
+	t.Cleanup(runDispatcher(t, disp))
 	for !disp.Ready() {
 		time.Sleep(time.Millisecond)
 	}

@@ -1,8 +1,6 @@
 package api
 
 import (
-	"context"
-	"errors"
 	"net/http"
 	"net/http/httptest"
 	"reflect"
@@ -39,15 +37,7 @@ func TestACollectionDisabledAsTheRunIsClaimedRunsNothing(t *testing.T) {
 		disp = d
 		c.Dispatcher = d
 	})
-	ctx, cancel := context.WithCancel(t.Context())
-	done := make(chan error, 1)
-	go func() { done <- disp.Run(ctx) }()
-	defer func() {
-		cancel()
-		if err := <-done; err != nil && !errors.Is(err, context.Canceled) {
-			t.Errorf("dispatcher: %v", err)
-		}
-	}()
+	defer runDispatcher(t, disp)()
 
 	h.collection(collPath, `{"sku":{"name":"Standard"}}`)
 	// Its first occurrence is years away: the scheduler claims nothing, the run now is the only
