@@ -297,32 +297,25 @@ func anyValue(v attribute.Value) []byte {
 		b = protowire.AppendTag(b, fAnyDouble, protowire.Fixed64Type)
 		return protowire.AppendFixed64(b, math.Float64bits(v.AsFloat64()))
 	case attribute.STRINGSLICE:
-		var arr []byte
-		for _, s := range v.AsStringSlice() {
-			arr = appendMessage(arr, fArrayValues, anyValue(attribute.StringValue(s)))
-		}
-		return appendMessage(b, fAnyArray, arr)
+		return appendMessage(b, fAnyArray, arrayValue(v.AsStringSlice(), attribute.StringValue))
 	case attribute.BOOLSLICE:
-		var arr []byte
-		for _, x := range v.AsBoolSlice() {
-			arr = appendMessage(arr, fArrayValues, anyValue(attribute.BoolValue(x)))
-		}
-		return appendMessage(b, fAnyArray, arr)
+		return appendMessage(b, fAnyArray, arrayValue(v.AsBoolSlice(), attribute.BoolValue))
 	case attribute.INT64SLICE:
-		var arr []byte
-		for _, x := range v.AsInt64Slice() {
-			arr = appendMessage(arr, fArrayValues, anyValue(attribute.Int64Value(x)))
-		}
-		return appendMessage(b, fAnyArray, arr)
+		return appendMessage(b, fAnyArray, arrayValue(v.AsInt64Slice(), attribute.Int64Value))
 	case attribute.FLOAT64SLICE:
-		var arr []byte
-		for _, x := range v.AsFloat64Slice() {
-			arr = appendMessage(arr, fArrayValues, anyValue(attribute.Float64Value(x)))
-		}
-		return appendMessage(b, fAnyArray, arr)
+		return appendMessage(b, fAnyArray, arrayValue(v.AsFloat64Slice(), attribute.Float64Value))
 	default:
 		return b
 	}
+}
+
+// arrayValue encodes an ArrayValue of xs, each as value makes it.
+func arrayValue[T any](xs []T, value func(T) attribute.Value) []byte {
+	var arr []byte
+	for _, x := range xs {
+		arr = appendMessage(arr, fArrayValues, anyValue(value(x)))
+	}
+	return arr
 }
 
 // appendMessage appends an embedded message (length-delimited) even when it is empty: a
