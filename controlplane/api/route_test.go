@@ -2,6 +2,7 @@ package api
 
 import (
 	"testing"
+	"unsafe"
 
 	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/store"
 )
@@ -45,6 +46,26 @@ func TestParseRoute(t *testing.T) {
 		r, ok := parseRoute(tc.path)
 		if ok != tc.ok || r.kind != tc.kind || r.key != tc.key || r.bad != tc.bad {
 			t.Errorf("%s: %+v %v, want kind %d key %+v bad %q ok %v", tc.path, r, ok, tc.kind, tc.key, tc.bad, tc.ok)
+		}
+	}
+}
+
+// TestRouteNamesOwnTheirBytes: the names parsed from a path do not share its bytes. The path is
+// cut from the request line net/http read as one string, and the names outlive the request (the
+// dispatcher's schedule keeps a job's name for as long as the job lives): sharing, every job
+// kept its whole request line, 140 MB over a million PUTs.
+func TestRouteNamesOwnTheirBytes(t *testing.T) {
+	line := "PUT /subscriptions/sub-1/resourceGroups/rg-1/providers/Microsoft.Scheduler/jobCollections/c-1/jobs/job-1 HTTP/1.1"
+	path := line[len("PUT ") : len(line)-len(" HTTP/1.1")]
+	r, ok := parseRoute(path)
+	want := store.JobKey{CollectionKey: store.CollectionKey{Subscription: "sub-1", ResourceGroup: "rg-1", Name: "c-1"}, Name: "job-1"}
+	if !ok || r.kind != kindJob || r.key != want {
+		t.Fatalf("parseRoute: %+v %v, want a job route with key %+v", r, ok, want)
+	}
+	start := uintptr(unsafe.Pointer(unsafe.StringData(line)))
+	for _, name := range []string{r.key.Subscription, r.key.ResourceGroup, r.key.CollectionKey.Name, r.key.Name} {
+		if p := uintptr(unsafe.Pointer(unsafe.StringData(name))); p >= start && p < start+uintptr(len(line)) {
+			t.Errorf("the name %q shares the request line's bytes (at offset %d)", name, p-start)
 		}
 	}
 }
