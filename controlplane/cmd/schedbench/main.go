@@ -282,6 +282,7 @@ func runPhase(ctx context.Context, o options, s *sink, cal calibration, out io.W
 		from := first.Add(time.Duration(c) * period)
 		st := s.stats(from, from.Add(period))
 		fmt.Fprintf(out, "cycle %d: %d/%d fires; %s\n", c+1, st.count, created, st.describe(cal))
+		fmt.Fprintf(out, "cycle %d: slowest instants (due, deliveries, last delivery): %s\n", c+1, st.describeWorst())
 		if c == 0 || st.deliveriesPerSecondInTheBurst < fig.firesPerSec {
 			fig.firesPerSec = st.deliveriesPerSecondInTheBurst
 		}

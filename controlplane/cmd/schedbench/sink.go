@@ -1,11 +1,13 @@
 package main
 
 import (
+	"cmp"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 )
@@ -102,6 +104,19 @@ type stats struct {
 	seconds                                  int
 	lastWithinP50, lastWithinP99, lastWithin time.Duration
 	perInstant                               int
+	// worst are the instants whose last delivery took longest, worst first (up to worstInstants):
+	// when they were due, to line them up with what the daemon did then.
+	worst []instant
+}
+
+// worstInstants is how many of a cycle's slowest instants stats keeps.
+const worstInstants = 5
+
+// instant is one due instant: when it was due, its deliveries and how long its last one took.
+type instant struct {
+	due   time.Time
+	count int
+	last  time.Duration
 }
 
 // stats summarizes the deliveries scheduled in [from, to).
@@ -152,11 +167,14 @@ func (s *sink) stats(from, to time.Time) stats {
 	st.seconds, st.lastWithinP50, st.lastWithin = len(lasts), lasts[len(lasts)/2], lasts[len(lasts)-1]
 	st.lastWithinP99, st.perInstant = lasts[min(len(lasts)-1, len(lasts)*99/100)], sizes[len(sizes)/2]
 	for due, ls := range perDue {
+		st.worst = append(st.worst, instant{due: due, count: len(ls), last: slices.Max(ls)})
 		if len(ls) > st.busiestCount {
 			st.busiestDue, st.busiestCount = due, len(ls)
 			st.busiestAllWithin = slices.Max(ls)
 		}
 	}
+	slices.SortFunc(st.worst, func(a, b instant) int { return cmp.Compare(b.last, a.last) })
+	st.worst = st.worst[:min(len(st.worst), worstInstants)]
 	// Throughput over the burst: from the first scheduled time to the last delivery.
 	if span := st.lastRecv.Sub(st.firstDue); span > 0 {
 		st.deliveriesPerSecondInTheBurst = float64(len(ds)) / span.Seconds()
@@ -181,4 +199,14 @@ func (st stats) describe(c calibration) string {
 		c.overFloor(st.busiestAllWithin, st.busiestCount),
 		st.seconds, st.perInstant, st.lastWithinP50.Round(time.Millisecond), st.lastWithinP99.Round(time.Millisecond),
 		c.overFloor(st.lastWithinP99, st.perInstant), st.lastWithin.Round(time.Millisecond))
+}
+
+// describeWorst lists the slowest instants: when each was due (UTC, to the millisecond), its
+// deliveries and how long its last one took.
+func (st stats) describeWorst() string {
+	parts := make([]string, len(st.worst))
+	for i, in := range st.worst {
+		parts[i] = fmt.Sprintf("%s (%d) %s", in.due.UTC().Format("15:04:05.000"), in.count, in.last.Round(time.Millisecond))
+	}
+	return strings.Join(parts, ", ")
 }

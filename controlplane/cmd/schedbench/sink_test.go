@@ -54,3 +54,23 @@ func TestSinkStats(t *testing.T) {
 		t.Errorf("due span %s..%s, want %s..%s", st.firstDue, st.lastDue, due, due.Add(time.Second))
 	}
 }
+
+func TestStatsListTheSlowestInstantsWorstFirst(t *testing.T) {
+	s, err := startSink(16)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.close()
+	base := time.Date(2026, 11, 26, 7, 33, 0, 0, time.UTC)
+	// Seven instants one second apart; instant i's last delivery takes (i*3 mod 7)+1 ms.
+	for i := range 7 {
+		due := base.Add(time.Duration(i) * time.Second)
+		s.record(due, due.Add(time.Millisecond), true)
+		s.record(due, due.Add(time.Duration(i*3%7+1)*time.Millisecond), true)
+	}
+	st := s.stats(base, base.Add(time.Minute))
+	want := "07:33:02.000 (2) 7ms, 07:33:04.000 (2) 6ms, 07:33:06.000 (2) 5ms, 07:33:01.000 (2) 4ms, 07:33:03.000 (2) 3ms"
+	if got := st.describeWorst(); got != want {
+		t.Errorf("describeWorst() = %q, want %q", got, want)
+	}
+}
