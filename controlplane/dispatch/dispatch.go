@@ -329,7 +329,9 @@ func New(cfg Config) (*Dispatcher, error) {
 	d.sched, d.exec = s, ex
 	d.quiet.init(&d.TestSignals.Quiet, cfg.Clock,
 		func() bool { return s.inbox.pending() || s.pendingClaims.Load() > 0 || s.pendingCancels.Load() > 0 },
-		func() bool { return ex.inbox.pending() || ex.pendingRecords.Load() > 0 || ex.tasks.busy() })
+		func() bool {
+			return ex.inbox.pending() || ex.pendingRecords.Load() > 0 || ex.tasks.busy() || ex.gc.collecting.Load()
+		})
 	return d, nil
 }
 

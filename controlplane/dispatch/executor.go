@@ -58,6 +58,8 @@ type Executor struct {
 	takeWake chan struct{}
 	starved  atomic.Bool
 	hooks    executorHooks
+	// gc collects garbage before a burst held ahead rather than in it (see gcPacer).
+	gc *gcPacer
 
 	// TestSignals are a replica's executor's decision points, for tests (inert unless
 	// initialised).
@@ -135,8 +137,10 @@ func newExecutor(cfg Config, hooks executorHooks) (*Executor, error) {
 		takeWake: make(chan struct{}, 1),
 		hooks:    hooks,
 		loaded:   make(chan struct{}),
+		gc:       newGCPacer(),
 	}
 	ex.inbox.wake = make(chan struct{}, 1)
+	ex.gc.done = ex.inbox.poke
 	ex.tasks.freed = func() {
 		if ex.hooks.freed != nil {
 			ex.hooks.freed()
@@ -420,11 +424,23 @@ func (ex *Executor) loop(ctx context.Context) {
 		for _, ev := range ex.inbox.take() {
 			ev.execute(ctx, ex)
 		}
-		ex.held.start(now, ex.startHeld, nil)
-		next := ex.held.next()
+		started := 0
+		ex.held.start(now, func(it *held) {
+			ex.startHeld(it)
+			started++
+		}, nil)
+		ex.gc.burstStarted(started)
+		idle := !ex.tasks.busy()
+		if idle {
+			ex.gc.idle()
+		}
+		next, held := ex.held.nextAndLen()
 		if !next.IsZero() {
 			if !next.After(ex.clock.Now()) {
 				continue
+			}
+			if idle && next.Sub(ex.clock.Now()) >= gcLead {
+				ex.gc.beforeBurst(held)
 			}
 			timer.Reset(next.Sub(ex.clock.Now()))
 			if !next.After(ex.clock.Now()) {

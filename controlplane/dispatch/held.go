@@ -124,6 +124,16 @@ func (s *heldSet) next() time.Time {
 	return s.heap.peek().when()
 }
 
+// nextAndLen is when the earliest execution is due (zero: none held) and how many are held.
+func (s *heldSet) nextAndLen() (time.Time, int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.heap.len() == 0 {
+		return time.Time{}, 0
+	}
+	return s.heap.peek().when(), s.heap.len()
+}
+
 // cancelAhead takes out the occurrences of a job claimed ahead that have not started.
 func (s *heldSet) cancelAhead(jobID int64) []*held {
 	s.mu.Lock()

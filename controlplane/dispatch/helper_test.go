@@ -120,6 +120,8 @@ type env struct {
 	done    chan error
 	coll    *store.Collection
 	cfg     dispatch.Config
+	// setup, when set, is called with a single process's dispatcher before it runs.
+	setup func(*dispatch.Dispatcher)
 }
 
 func newEnv(t *testing.T, now time.Time, tweak func(*dispatch.Config)) *env {
@@ -191,6 +193,9 @@ func (e *env) launch() interface{ Ready() bool } {
 			e.t.Fatal(err)
 		}
 		x.TestSignals.Init()
+		if e.setup != nil {
+			e.setup(x)
+		}
 		e.disp, d = x, x
 	}
 	ctx, cancel := context.WithCancel(context.Background())
