@@ -44,7 +44,12 @@ const readers = 4
 // Page cache and checkpoints. SQLite's default page cache is 2 MB per connection: with 100,000
 // jobs (about 60 MB of pages) nearly every scattered job update missed it and read its page
 // again with a syscall. The writer gets writerCacheKiB, each reader readerCacheKiB (SQLite
-// allocates cache pages as it uses them, so a small database stays small).
+// allocates cache pages as it uses them, so a small database stays small). In the process a
+// full cache takes about twice its size, outside Go's heap: SQLite allocates each 4 KiB page
+// with its header (a little over 4 KiB), and the allocator under modernc's SQLite rounds that
+// up to an 8 KiB slot (after 200,000 job PUTs: 183 MB in 23,000 allocations). So the writer's
+// cache can take about 256 MB and each reader's 32 MB: about 380 MB of a large store's
+// resident set (260-290 MB right after a million job PUTs).
 //
 // The WAL is checkpointed into the database file when it reaches checkpointPages pages (SQLite's
 // default is 1,000, 4 MB). A checkpoint copies each page once however often it was written since
