@@ -33,7 +33,7 @@ func executionDeleteOf(n int) string {
 // deleteExecutions deletes the executions the finished records end (those of the record's
 // owner), a chunk per statement, and returns which of them existed.
 func (d *Driver) deleteExecutions(ctx context.Context, tx *sql.Tx, records []store.AttemptRecord) (map[int64]bool, error) {
-	var triples []any
+	triples := make([]any, 0, 3*len(records))
 	for _, r := range records {
 		if r.Finished {
 			triples = append(triples, r.ExecutionID, r.JobID, r.Owner)
@@ -88,10 +88,10 @@ func (d *Driver) AttemptRecordMany(ctx context.Context, params store.AttemptReco
 		if err != nil {
 			return err
 		}
-		var (
-			rows    []any // history rows, inserted together at the end
-			touched []int // records that change their job
-		)
+		// History rows, inserted together at the end, and the records that change their job, each
+		// sized once for the batch (grown by append, the rows were copied about twice over).
+		rows := make([]any, 0, historyColumnsN*len(params.Records))
+		touched := make([]int, 0, len(params.Records))
 		for i, r := range params.Records {
 			var err error
 			if r.Finished {
