@@ -116,12 +116,8 @@ func (s *heldSet) start(now time.Time, fn func(*held), then func()) {
 
 // next is when the earliest execution is due (zero: none held).
 func (s *heldSet) next() time.Time {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.heap.len() == 0 {
-		return time.Time{}
-	}
-	return s.heap.peek().when()
+	t, _ := s.nextAndLen()
+	return t
 }
 
 // nextAndLen is when the earliest execution is due (zero: none held) and how many are held.
