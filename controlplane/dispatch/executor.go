@@ -148,6 +148,11 @@ func newExecutor(cfg Config, hooks executorHooks) (*Executor, error) {
 		if ex.starved.Load() { // the taker waits for capacity
 			ex.Wake()
 		}
+		if !ex.tasks.busy() {
+			// The loop sees the executor idle (its records may have come before the last
+			// attempt ended): the garbage pacer measures the burst and looks before the next.
+			ex.inbox.poke()
+		}
 	}
 	backlog := func() float64 {
 		n := int64(ex.tasks.len())
@@ -424,12 +429,10 @@ func (ex *Executor) loop(ctx context.Context) {
 		for _, ev := range ex.inbox.take() {
 			ev.execute(ctx, ex)
 		}
-		started := 0
 		ex.held.start(now, func(it *held) {
+			ex.gc.heldStarting()
 			ex.startHeld(it)
-			started++
 		}, nil)
-		ex.gc.burstStarted(started)
 		idle := !ex.tasks.busy()
 		if idle {
 			ex.gc.idle()
@@ -439,10 +442,20 @@ func (ex *Executor) loop(ctx context.Context) {
 			if !next.After(ex.clock.Now()) {
 				continue
 			}
-			if idle && next.Sub(ex.clock.Now()) >= gcLead {
-				ex.gc.beforeBurst(held)
+			wait := next.Sub(ex.clock.Now())
+			if idle {
+				// The pacer looks at the heap gcLead before the burst, not when the burst's
+				// claims arrive (lookahead before it): a collection their allocations started is
+				// over by then and counts as the burst's, where a check in its mark would make
+				// runtime.GC wait for it and run a second one.
+				switch {
+				case wait > gcLead && ex.gc.mayCollect(held, next):
+					wait -= gcLead
+				case wait >= gcLeadLeast:
+					ex.gc.beforeBurst(held, next)
+				}
 			}
-			timer.Reset(next.Sub(ex.clock.Now()))
+			timer.Reset(wait)
 			if !next.After(ex.clock.Now()) {
 				continue
 			}

@@ -28,34 +28,44 @@ func (h heapState) triggerFloor() uint64 {
 // gcPacer has the executor collect garbage before a burst of attempts instead of in it. Between
 // bursts the heap grows (claims, records, the attempts themselves); the burst whose allocations
 // cross the collector's trigger pays for the collection: its mark takes a quarter of the CPU and
-// makes the allocating workers assist it. So when the executor goes to wait, idle, for a burst
-// held ahead, it predicts what the burst will allocate (its executions times the bytes per
-// attempt the previous burst allocated, from its start until no attempt was left) and, when
-// that would reach the trigger, collects now, in the idle time before the burst. At most one
-// collection per burst is started here, and none when one completed since the last burst
-// started: collections move ahead of the bursts, they do not multiply.
+// makes the allocating workers assist it. So when the executor waits, idle, for a burst held
+// ahead, it predicts, gcLead before the burst, what the burst will allocate (its executions
+// times the bytes per attempt the previous burst allocated, from its start until no attempt was
+// left) and, when that would reach the trigger, collects then, in the idle time before the
+// burst. At most one collection per burst is started here, and none when one completed since
+// the last burst started (the claims' own, 500 ms ahead, included): collections move ahead of
+// the bursts, they do not multiply.
 type gcPacer struct {
 	read    func() heapState
 	collect func()
 	// done, when set, is called when a collection started here is over (it wakes the
 	// executor's loop: a test's quiet signal waits for the collection).
 	done func()
+	// looked, when set, is called after each look at the heap before a burst (tests), with
+	// whether it started a collection.
+	looked func(collecting bool)
 	// minMeasured is how many attempts a measure of the bytes per attempt needs.
 	minMeasured int
 	// collecting is set while a collection started here runs (it runs on its own goroutine: the
 	// loop does not wait for it).
 	collecting atomic.Bool
 	// Only the executor's loop goroutine touches the rest.
-	inBurst     bool   // attempts held until due started and may still be under way
-	started     int    // attempts the burst started
-	startAllocs uint64 // allocs when the burst started
-	startCycles uint64 // cycles when the last burst started
-	perAttempt  uint64 // bytes the last burst measured allocated per attempt (0: none yet)
+	inBurst     bool      // attempts held until due started and may still be under way
+	started     int       // attempts the burst started
+	startAllocs uint64    // allocs when the burst started
+	startCycles uint64    // cycles when the last burst started
+	perAttempt  uint64    // bytes the last burst measured allocated per attempt (0: none yet)
+	lookedAt    time.Time // the burst the last look was for: one look per burst
 }
 
-// gcLead is the least time before a burst held ahead for a collection to be started before it
-// (a collection of a heap of 25 to 60 MB takes 10 to 40 ms on two cores).
-const gcLead = 100 * time.Millisecond
+// gcLead is how long before a burst held ahead the pacer looks at the heap and may start a
+// collection (a collection of a heap of 25 to 60 MB takes 10 to 40 ms on two cores); gcLeadLeast
+// is the least time before the burst it still does (the executor's timer may wake it late, and
+// a burst may be taken later than gcLead before its time).
+const (
+	gcLead      = 100 * time.Millisecond
+	gcLeadLeast = gcLead / 2
+)
 
 // minAttemptsMeasured is how many attempts a measure of the bytes per attempt needs (a few
 // attempts say little about a burst).
@@ -88,17 +98,14 @@ func newGCPacer() *gcPacer {
 	}
 }
 
-// burstStarted says the executor's loop started n attempts held until due (a burst, or more of
-// one).
-func (p *gcPacer) burstStarted(n int) {
-	if n == 0 {
-		return
-	}
+// heldStarting says the executor's loop is about to start an attempt held until due (of a
+// burst): the burst's measure starts before its first attempt allocates.
+func (p *gcPacer) heldStarting() {
 	if !p.inBurst {
 		h := p.read()
 		p.inBurst, p.started, p.startAllocs, p.startCycles = true, 0, h.allocs, h.cycles
 	}
-	p.started += n
+	p.started++
 }
 
 // idle says no attempt is queued or under way: a burst started is over, and what it allocated
@@ -115,16 +122,30 @@ func (p *gcPacer) idle() {
 	p.perAttempt = (h.allocs - p.startAllocs) / uint64(p.started) //nolint:gosec // started > 0
 }
 
-// beforeBurst is called when the executor goes to wait, with no attempt queued or under way, for
-// held executions (held of them) due at least gcLead later: it starts a collection when the burst
-// they make would reach the collector's trigger.
-func (p *gcPacer) beforeBurst(held int) {
-	if held == 0 || p.perAttempt == 0 || p.collecting.Load() {
+// mayCollect reports whether a check before a burst of held executions could start a collection
+// (a measure is known and none started here is running): the executor then wakes gcLead before
+// the burst for it.
+func (p *gcPacer) mayCollect(held int, burst time.Time) bool {
+	return held > 0 && p.perAttempt > 0 && !p.collecting.Load() && !burst.Equal(p.lookedAt)
+}
+
+// beforeBurst is called when the executor waits, with no attempt queued or under way, for held
+// executions (held of them) due at burst, gcLeadLeast to gcLead later: it starts a collection
+// when the burst they make would reach the collector's trigger. It looks once per burst.
+func (p *gcPacer) beforeBurst(held int, burst time.Time) {
+	if !p.mayCollect(held, burst) {
 		return
 	}
+	p.lookedAt = burst
 	h := p.read()
 	if !shouldCollect(h, p.startCycles, p.perAttempt, held) || !p.collecting.CompareAndSwap(false, true) {
+		if p.looked != nil {
+			p.looked(false)
+		}
 		return
+	}
+	if p.looked != nil {
+		p.looked(true)
 	}
 	p.startCycles = h.cycles // once per burst: cycles has moved on when it is over
 	go func() {
