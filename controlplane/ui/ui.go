@@ -43,7 +43,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"html/template"
 	"io/fs"
 	"log/slog"
 	"net/http"
@@ -145,7 +144,7 @@ type Server struct {
 	tel      Telemetry
 	sessions *sessions
 	late     *lateness
-	pages    map[string]*template.Template
+	pages    *pageSet
 	mux      *http.ServeMux
 	inflight chan struct{}
 	misfire  time.Duration
@@ -193,9 +192,7 @@ func New(cfg Config) (*Server, error) {
 	}
 	s.inflight = make(chan struct{}, n)
 	s.late = &lateness{gatherer: cfg.Gatherer}
-	if err := s.parseTemplates(); err != nil {
-		return nil, err
-	}
+	s.pages = s.newPages()
 	static, err := fs.Sub(staticFS, "static")
 	if err != nil {
 		return nil, fmt.Errorf("ui: static files: %w", err)
@@ -307,8 +304,14 @@ func (s *Server) render(w http.ResponseWriter, status int, page string, v view) 
 }
 
 func (s *Server) renderTemplate(w http.ResponseWriter, status int, page, name string, v any) {
+	t, err := s.pages.get(page)
+	if err != nil {
+		s.log.Error("parsing a dashboard page", "page", page, "error", err.Error())
+		http.Error(w, "the page could not be rendered", http.StatusInternalServerError)
+		return
+	}
 	var buf bytes.Buffer
-	if err := s.pages[page].ExecuteTemplate(&buf, name, v); err != nil {
+	if err := t.ExecuteTemplate(&buf, name, v); err != nil {
 		s.log.Error("rendering a dashboard page", "page", page, "error", err.Error())
 		http.Error(w, "the page could not be rendered", http.StatusInternalServerError)
 		return
