@@ -70,9 +70,6 @@ const DefaultCountTimeout = 5 * time.Second
 // Minutes is how many minutes of executions are kept for the charts (24 hours).
 const Minutes = 24 * 60
 
-// seedQueue bounds the last-success lookups waiting for Run; more are dropped (and logged).
-const seedQueue = 4096
-
 // Config is what a Collector needs.
 type Config struct {
 	Store  store.Driver
@@ -101,7 +98,7 @@ type Collector struct {
 	mu      sync.Mutex
 	series  seriesTable      // jobs with series (PerJob)
 	minute  map[string]*ring // folded subscription → its executions per minute
-	seeds   chan store.JobKey
+	seeds   *lookupQueue
 	started time.Time
 
 	countTimeout  time.Duration
@@ -121,7 +118,7 @@ func New(cfg Config) (*Collector, error) {
 	c := &Collector{
 		store: cfg.Store, clock: cfg.Clock, log: cfg.Logger, perJob: cfg.PerJob,
 		series: newSeriesTable(), minute: map[string]*ring{},
-		seeds: make(chan store.JobKey, seedQueue), countTimeout: cfg.CountTimeout,
+		seeds: newLookupQueue(), countTimeout: cfg.CountTimeout,
 	}
 	if c.countTimeout <= 0 {
 		c.countTimeout = DefaultCountTimeout
@@ -187,9 +184,7 @@ func (c *Collector) Observe(o dispatch.Outcome) {
 	first := c.observeJob(o)
 	c.mu.Unlock()
 	if first && o.Outcome != dispatch.OutcomeCompleted {
-		select {
-		case c.seeds <- o.Job:
-		default:
+		if !c.seeds.push(o.Job) {
 			c.log.Warn("telemetry: too many last-success lookups waiting; this job's last success stays unknown until it succeeds",
 				"subscription", o.Job.Subscription, "collection", o.Job.CollectionKey.Name, "job", o.Job.Name)
 		}
@@ -203,19 +198,26 @@ func (c *Collector) Run(ctx context.Context) {
 		select {
 		case <-ctx.Done():
 			return
-		case k := <-c.seeds:
-			at, err := c.lastSuccessOf(ctx, k)
-			if err != nil {
-				if !errors.Is(err, store.ErrNotFound) && ctx.Err() == nil {
-					c.log.Warn("telemetry: reading a job's last success", "job", k.Name, "error", err.Error())
-				}
-				continue
+		case <-c.seeds.wake:
+			for k, ok := c.seeds.pop(); ok && ctx.Err() == nil; k, ok = c.seeds.pop() {
+				c.lookUp(ctx, k)
 			}
-			c.mu.Lock()
-			c.seedLastSuccess(k, at)
-			c.mu.Unlock()
 		}
 	}
+}
+
+// lookUp sets the last success of k from the store.
+func (c *Collector) lookUp(ctx context.Context, k store.JobKey) {
+	at, err := c.lastSuccessOf(ctx, k)
+	if err != nil {
+		if !errors.Is(err, store.ErrNotFound) && ctx.Err() == nil {
+			c.log.Warn("telemetry: reading a job's last success", "job", k.Name, "error", err.Error())
+		}
+		return
+	}
+	c.mu.Lock()
+	c.seedLastSuccess(k, at)
+	c.mu.Unlock()
 }
 
 // historyScan is how many completed history entries are read to find a job's last success.
