@@ -29,7 +29,7 @@ func (r *Replica) notify(c store.Change) {
 		return
 	}
 	c.Origin = r.cfg.ID
-	r.changes <- c // the notifier goroutine sends them in order; a full queue holds the API back
+	r.changes.push(c) // the notifier goroutine sends them in order; a full queue holds the API back
 }
 
 // resyncNow makes the leader's scheduler load its schedule again.
@@ -140,27 +140,32 @@ const maxNotify = 1024
 // one round trip (a burst of API writes costs one commit, not one each), with a pending
 // ChangeTakeable.
 func (r *Replica) sendChanges(ctx context.Context) {
-	batch := make([]store.Change, 0, maxNotify)
+	var batch []store.Change // grown to what a round trip carries, at most maxNotify
 	takeable := store.Change{Kind: store.ChangeTakeable, Origin: r.cfg.ID}
 	for {
 		select {
 		case <-ctx.Done():
 			return
-		case c := <-r.changes:
-			batch = append(batch[:0], c)
+		case <-r.changes.queued:
+			batch = r.changes.take(batch[:0], maxNotify)
 		case <-r.takeable:
 			batch = append(batch[:0], takeable)
 		}
 	drain:
 		for len(batch) < maxNotify {
+			n := len(batch)
+			batch = r.changes.take(batch, maxNotify-n)
 			select {
-			case c := <-r.changes:
-				batch = append(batch, c)
 			case <-r.takeable:
 				batch = append(batch, takeable)
 			default:
-				break drain
+				if len(batch) == n {
+					break drain
+				}
 			}
+		}
+		if len(batch) == 0 {
+			continue // the token of changes an earlier round took
 		}
 		for ctx.Err() == nil {
 			err := r.notifier.Notify(ctx, batch...)

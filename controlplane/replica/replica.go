@@ -97,7 +97,7 @@ type Replica struct {
 	TestSignals TestSignals
 	stale       chan struct{}
 	resync      chan struct{}
-	changes     chan store.Change
+	changes     *changeQueue
 	takeable    chan struct{} // a ChangeTakeable to notify (one pending is enough)
 }
 
@@ -158,7 +158,7 @@ func New(cfg Config) (*Replica, error) {
 	}
 	r := &Replica{
 		cfg: cfg, log: cfg.Logger.With("replica", cfg.ID),
-		stale: make(chan struct{}, 1), resync: make(chan struct{}, 1), changes: make(chan store.Change, 4096),
+		stale: make(chan struct{}, 1), resync: make(chan struct{}, 1), changes: newChangeQueue(),
 		takeable: make(chan struct{}, 1),
 	}
 	r.notifier, _ = cfg.Store.(store.Notifier)
