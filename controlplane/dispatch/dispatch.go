@@ -181,7 +181,7 @@ type Config struct {
 	// (500 ms; negative: claim only when due).
 	Lookahead     time.Duration
 	FaultedAfter  int           // consecutive faulted occurrences that make a job Faulted (10)
-	Workers       int           // concurrent attempts (256)
+	Workers       int           // concurrent attempts (256); a worker is started when a task finds none free
 	Region        string        // x-ms-scheduler-execution-region
 	BatchSize     int           // claims or records per transaction (256)
 	ShutdownGrace time.Duration // how long Run waits for running attempts on shutdown (8 s)

@@ -381,9 +381,7 @@ func (ex *Executor) Run(ctx context.Context) error {
 	// The leases are renewed until the last attempt ended and its record is committed.
 	renewCtx, stopRenewing := context.WithCancel(context.WithoutCancel(ctx))
 	defer stopRenewing()
-	for range ex.cfg.Workers {
-		workers.Go(func() { ex.worker(attemptCtx) })
-	}
+	ex.tasks.startWorkers(ex.cfg.Workers, func() { workers.Go(func() { ex.worker(attemptCtx) }) })
 	if ex.replica() {
 		side.Go(func() { ex.taker(ctx) })
 		renewing.Go(func() { ex.renewer(renewCtx) })

@@ -14,6 +14,7 @@ import (
 	"github.com/schedulerhq/terraform-provider-scheduler/internal/arm"
 	"github.com/schedulerhq/terraform-provider-scheduler/internal/jobdef"
 	"github.com/schedulerhq/terraform-provider-scheduler/internal/jobstate"
+	"github.com/schedulerhq/terraform-provider-scheduler/internal/testsignal"
 	"github.com/schedulerhq/terraform-provider-scheduler/internal/wire"
 )
 
@@ -61,6 +62,15 @@ type taskQueue struct {
 	idle chan struct{}
 	// freed, when set, is called (without the lock) when an attempt ends.
 	freed func()
+	// spawn, when set (startWorkers), starts a worker: one is started when a lane turns ready
+	// and no worker waits for one, up to maxWorkers. Workers are started as the tasks ask for
+	// them, not all at start: an idle replica holds none of their stacks.
+	spawn      func()
+	maxWorkers int
+	workers    int // started
+	waiting    int // in pop, waiting for a ready lane
+	// waitingNow is sent the count of waiting workers each time one starts to wait (tests).
+	waitingNow testsignal.Signal[int]
 }
 
 func newTaskQueue(limit int) *taskQueue {
@@ -77,13 +87,45 @@ func (q *taskQueue) blockedOf(l *lane) int {
 	return 0
 }
 
-// markReady puts a lane that can start a task in turn.
+// markReady puts a lane that can start a task in turn, and wakes a worker for it, or starts one
+// when none waits (and more may be started).
 func (q *taskQueue) markReady(l *lane) {
 	if !l.ready && l.queued() > 0 && l.running < q.limit {
 		l.ready = true
 		q.ready = append(q.ready, l)
-		q.cond.Signal()
+		q.wakeWorker()
 	}
+}
+
+// wakeWorker wakes a waiting worker for a lane just made ready; when every waiting worker is
+// already woken for another, it starts one (up to maxWorkers).
+func (q *taskQueue) wakeWorker() {
+	if len(q.ready)-q.rhead > q.waiting && q.spawn != nil && q.workers < q.maxWorkers && !q.closed {
+		q.workers++
+		q.spawn()
+		return
+	}
+	q.cond.Signal()
+}
+
+// startWorkers starts the workers of the tasks queued so far and, from now on, one whenever a
+// task waits and no worker is free, up to n in all. spawn must start a worker without waiting
+// (it is called under the queue's lock).
+func (q *taskQueue) startWorkers(n int, spawn func()) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	q.spawn, q.maxWorkers = spawn, n
+	for range min(len(q.ready)-q.rhead, n) {
+		q.workers++
+		spawn()
+	}
+}
+
+// started is how many workers were started (tests).
+func (q *taskQueue) started() int {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return q.workers
 }
 
 func (q *taskQueue) push(t task) {
@@ -109,7 +151,10 @@ func (q *taskQueue) pop() (task, bool) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	for !q.closed && q.rhead == len(q.ready) {
+		q.waiting++
+		q.waitingNow.Signal(q.waiting)
 		q.cond.Wait()
+		q.waiting--
 	}
 	if q.closed {
 		return task{}, false
