@@ -141,14 +141,14 @@ func newExecutor(cfg Config, hooks executorHooks) (*Executor, error) {
 	}
 	ex.inbox.wake = make(chan struct{}, 1)
 	ex.gc.done = ex.inbox.poke
-	ex.tasks.freed = func() {
+	ex.tasks.freed = func(idle bool) {
 		if ex.hooks.freed != nil {
 			ex.hooks.freed()
 		}
 		if ex.starved.Load() { // the taker waits for capacity
 			ex.Wake()
 		}
-		if !ex.tasks.busy() {
+		if idle {
 			// The loop sees the executor idle (its records may have come before the last
 			// attempt ended): the garbage pacer measures the burst and looks before the next.
 			ex.inbox.poke()

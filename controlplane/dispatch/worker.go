@@ -60,8 +60,9 @@ type taskQueue struct {
 	// idle is signalled when no task is queued or running any more (the writer commits records
 	// when no attempt waits to start or is under way).
 	idle chan struct{}
-	// freed, when set, is called (without the lock) when an attempt ends.
-	freed func()
+	// freed, when set, is called (without the lock) when an attempt ends, with whether no task
+	// is left queued or running.
+	freed func(idle bool)
 	// spawn, when set (startWorkers), starts a worker: one is started when a lane turns ready
 	// and no worker waits for one, up to maxWorkers. Workers are started as the tasks ask for
 	// them, not all at start: an idle replica holds none of their stacks.
@@ -193,7 +194,8 @@ func (q *taskQueue) done(target string) {
 	if l.running == 0 && l.queued() == 0 {
 		delete(q.lanes, target)
 	}
-	if q.running == 0 && q.queued == 0 {
+	idle := q.running == 0 && q.queued == 0
+	if idle {
 		select {
 		case q.idle <- struct{}{}:
 		default:
@@ -202,7 +204,7 @@ func (q *taskQueue) done(target string) {
 	freed := q.freed
 	q.mu.Unlock()
 	if freed != nil {
-		freed()
+		freed(idle)
 	}
 }
 

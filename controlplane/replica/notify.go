@@ -29,7 +29,7 @@ func (r *Replica) notify(c store.Change) {
 		return
 	}
 	c.Origin = r.cfg.ID
-	r.changes.push(c) // the notifier goroutine sends them in order; a full queue holds the API back
+	r.changes.Push(c) // the notifier goroutine sends them in order; a full queue holds the API back
 }
 
 // resyncNow makes the leader's scheduler load its schedule again.
@@ -136,6 +136,10 @@ const (
 // maxNotify bounds the changes sent in one notification round trip.
 const maxNotify = 1024
 
+// maxQueued bounds the changes made through this replica waiting to be notified; a full queue
+// holds the API back (Push waits).
+const maxQueued = 4096
+
 // sendChanges notifies the changes made through this replica, in order: those queued together in
 // one round trip (a burst of API writes costs one commit, not one each), with a pending
 // ChangeTakeable.
@@ -146,15 +150,15 @@ func (r *Replica) sendChanges(ctx context.Context) {
 		select {
 		case <-ctx.Done():
 			return
-		case <-r.changes.queued:
-			batch = r.changes.take(batch[:0], maxNotify)
+		case <-r.changes.Ready():
+			batch = r.changes.Take(batch[:0], maxNotify)
 		case <-r.takeable:
 			batch = append(batch[:0], takeable)
 		}
 	drain:
 		for len(batch) < maxNotify {
 			n := len(batch)
-			batch = r.changes.take(batch, maxNotify-n)
+			batch = r.changes.Take(batch, maxNotify-n)
 			select {
 			case <-r.takeable:
 				batch = append(batch, takeable)

@@ -40,6 +40,7 @@ import (
 	dto "github.com/prometheus/client_model/go"
 
 	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/dispatch"
+	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/queue"
 	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/store"
 	"github.com/schedulerhq/terraform-provider-scheduler/internal/clock"
 	"github.com/schedulerhq/terraform-provider-scheduler/internal/testsignal"
@@ -97,8 +98,8 @@ type Replica struct {
 	TestSignals TestSignals
 	stale       chan struct{}
 	resync      chan struct{}
-	changes     *changeQueue
-	takeable    chan struct{} // a ChangeTakeable to notify (one pending is enough)
+	changes     *queue.Bounded[store.Change] // made through this replica, waiting to be notified (a full queue holds the API back)
+	takeable    chan struct{}                // a ChangeTakeable to notify (one pending is enough)
 }
 
 // TestSignals are the signals a replica sends to tests that initialise them (Init) before Run.
@@ -158,7 +159,7 @@ func New(cfg Config) (*Replica, error) {
 	}
 	r := &Replica{
 		cfg: cfg, log: cfg.Logger.With("replica", cfg.ID),
-		stale: make(chan struct{}, 1), resync: make(chan struct{}, 1), changes: newChangeQueue(),
+		stale: make(chan struct{}, 1), resync: make(chan struct{}, 1), changes: queue.New[store.Change](maxQueued),
 		takeable: make(chan struct{}, 1),
 	}
 	r.notifier, _ = cfg.Store.(store.Notifier)

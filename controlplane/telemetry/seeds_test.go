@@ -14,7 +14,7 @@ import (
 // memory go.
 func TestLookupQueueHoldsOnlyWhatWaits(t *testing.T) {
 	c, _ := registered(t, true)
-	if n := c.seeds.held(); n != 0 {
+	if n := c.seeds.Held(); n != 0 {
 		t.Fatalf("a new collector holds room for %d lookups, want 0", n)
 	}
 	key := func(i int) store.JobKey {
@@ -24,15 +24,15 @@ func TestLookupQueueHoldsOnlyWhatWaits(t *testing.T) {
 		c.Observe(dispatch.Outcome{Job: key(i), Outcome: dispatch.OutcomeFailed, End: time.Unix(3000, 0)})
 	}
 	for i := range seedQueue {
-		k, ok := c.seeds.pop()
+		k, ok := c.seeds.Pop()
 		if !ok || k != key(i) {
 			t.Fatalf("lookup %d: %v %v, want %v", i, k, ok, key(i))
 		}
 	}
-	if k, ok := c.seeds.pop(); ok {
+	if k, ok := c.seeds.Pop(); ok {
 		t.Fatalf("lookup past the bound queued: %v", k)
 	}
-	if n := c.seeds.held(); n != 0 {
+	if n := c.seeds.Held(); n != 0 {
 		t.Fatalf("a drained queue holds room for %d lookups, want 0", n)
 	}
 }

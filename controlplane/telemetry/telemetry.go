@@ -44,6 +44,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/dispatch"
+	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/queue"
 	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/store"
 	"github.com/schedulerhq/terraform-provider-scheduler/internal/arm"
 	"github.com/schedulerhq/terraform-provider-scheduler/internal/clock"
@@ -66,6 +67,9 @@ const StateCacheTTL = time.Second
 
 // DefaultCountTimeout bounds one count of jobs by state when Config.CountTimeout is 0.
 const DefaultCountTimeout = 5 * time.Second
+
+// seedQueue bounds the last-success lookups waiting for Run; more are dropped (and logged).
+const seedQueue = 4096
 
 // Minutes is how many minutes of executions are kept for the charts (24 hours).
 const Minutes = 24 * 60
@@ -96,9 +100,9 @@ type Collector struct {
 	writers         sync.Pool            // *scrapeWriters of the text scrapes (exposition.go)
 
 	mu      sync.Mutex
-	series  seriesTable      // jobs with series (PerJob)
-	minute  map[string]*ring // folded subscription → its executions per minute
-	seeds   *lookupQueue
+	series  seriesTable                  // jobs with series (PerJob)
+	minute  map[string]*ring             // folded subscription → its executions per minute
+	seeds   *queue.Bounded[store.JobKey] // last-success lookups waiting for Run
 	started time.Time
 
 	countTimeout  time.Duration
@@ -118,7 +122,7 @@ func New(cfg Config) (*Collector, error) {
 	c := &Collector{
 		store: cfg.Store, clock: cfg.Clock, log: cfg.Logger, perJob: cfg.PerJob,
 		series: newSeriesTable(), minute: map[string]*ring{},
-		seeds: newLookupQueue(), countTimeout: cfg.CountTimeout,
+		seeds: queue.New[store.JobKey](seedQueue), countTimeout: cfg.CountTimeout,
 	}
 	if c.countTimeout <= 0 {
 		c.countTimeout = DefaultCountTimeout
@@ -184,7 +188,7 @@ func (c *Collector) Observe(o dispatch.Outcome) {
 	first := c.observeJob(o)
 	c.mu.Unlock()
 	if first && o.Outcome != dispatch.OutcomeCompleted {
-		if !c.seeds.push(o.Job) {
+		if !c.seeds.TryPush(o.Job) {
 			c.log.Warn("telemetry: too many last-success lookups waiting; this job's last success stays unknown until it succeeds",
 				"subscription", o.Job.Subscription, "collection", o.Job.CollectionKey.Name, "job", o.Job.Name)
 		}
@@ -198,8 +202,8 @@ func (c *Collector) Run(ctx context.Context) {
 		select {
 		case <-ctx.Done():
 			return
-		case <-c.seeds.wake:
-			for k, ok := c.seeds.pop(); ok && ctx.Err() == nil; k, ok = c.seeds.pop() {
+		case <-c.seeds.Ready():
+			for k, ok := c.seeds.Pop(); ok && ctx.Err() == nil; k, ok = c.seeds.Pop() {
 				c.lookUp(ctx, k)
 			}
 		}

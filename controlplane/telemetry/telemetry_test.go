@@ -182,7 +182,7 @@ func TestLookedUpSuccessKeepsANewerObserved(t *testing.T) {
 	if n, err := seriesOf(all, MetricJobLastSuccess); err != nil || n != 0 {
 		t.Fatalf("%d last-success series before the lookup (%v), want 0", n, err)
 	}
-	if got, ok := c.seeds.pop(); !ok || got != k {
+	if got, ok := c.seeds.Pop(); !ok || got != k {
 		t.Fatalf("lookup queued for %v, want %v", got, k)
 	}
 	c.mu.Lock()
