@@ -64,33 +64,62 @@ type cpuMark struct {
 }
 
 // markCPU marks the CPU and the allocations of the daemon and its replicas (summed) and the CPU
-// of this process.
-func markCPU(ctx context.Context, d *daemon) (cpuMark, error) {
-	var dc time.Duration
-	var al allocCounters
-	for _, p := range append([]*daemon{d}, d.peers...) {
-		a, err := readAllocs(ctx, p)
-		if err != nil {
+// of this process. Reading the allocations scrapes each daemon's /metrics, which is the
+// benchmark's work, not the daemon's: it encodes every series (with per-job series, one set per
+// job) and may count the jobs by state in the store. So a mark that opens a window (closing
+// false) scrapes before it reads the CPU times, and one that closes it (closing true) reads them
+// first: no scrape falls inside a window.
+func markCPU(ctx context.Context, d *daemon, closing bool) (cpuMark, error) {
+	var m cpuMark
+	if !closing {
+		if err := m.readAllocs(ctx, d); err != nil {
 			return cpuMark{}, err
 		}
-		al.mallocs, al.bytes = al.mallocs+a.mallocs, al.bytes+a.bytes
-		c, err := processCPU(p.pid())
-		if err != nil {
-			return cpuMark{}, err
-		}
-		dc += c
 	}
-	sc, err := selfCPU()
-	if err != nil {
+	if err := m.readCPU(ctx, d); err != nil {
 		return cpuMark{}, err
 	}
-	m := cpuMark{daemon: dc, self: sc, allocs: al}
-	if d.schema != "" {
-		if m.server, err = serverCPU(ctx, d.opts, d.schema); err != nil {
+	if closing {
+		if err := m.readAllocs(ctx, d); err != nil {
 			return cpuMark{}, err
 		}
 	}
 	return m, nil
+}
+
+// readAllocs sums the allocation counters of the daemon and its replicas into m.
+func (m *cpuMark) readAllocs(ctx context.Context, d *daemon) error {
+	for _, p := range append([]*daemon{d}, d.peers...) {
+		a, err := readAllocs(ctx, p)
+		if err != nil {
+			return err
+		}
+		m.allocs.mallocs, m.allocs.bytes = m.allocs.mallocs+a.mallocs, m.allocs.bytes+a.bytes
+	}
+	return nil
+}
+
+// readCPU reads into m the CPU times of the daemon and its replicas (summed), of this process
+// and, with --store, of the daemons' PostgreSQL server processes.
+func (m *cpuMark) readCPU(ctx context.Context, d *daemon) error {
+	for _, p := range append([]*daemon{d}, d.peers...) {
+		c, err := processCPU(p.pid())
+		if err != nil {
+			return err
+		}
+		m.daemon += c
+	}
+	sc, err := selfCPU()
+	if err != nil {
+		return err
+	}
+	m.self = sc
+	if d.schema != "" {
+		if m.server, err = serverCPU(ctx, d.opts, d.schema); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // since describes the CPU used from m to now per unit of work (n units named what).

@@ -208,7 +208,7 @@ func runPhase(ctx context.Context, o options, s *sink, cal calibration, out io.W
 	}
 	fmt.Fprintf(out, "load average at start: %s\n", loadAverage())
 
-	before, err := markCPU(ctx, d)
+	before, err := markCPU(ctx, d, false)
 	if err != nil {
 		return fig, err
 	}
@@ -219,7 +219,7 @@ func runPhase(ctx context.Context, o options, s *sink, cal calibration, out io.W
 	fmt.Fprintf(out, "created %d jobs in %d collections in %s: %.0f PUT/s (%d concurrent clients)\n",
 		created, (created+o.perColl-1)/o.perColl, putElapsed.Round(time.Millisecond),
 		float64(created)/putElapsed.Seconds(), o.putWorkers)
-	afterPuts, err := markCPU(ctx, d)
+	afterPuts, err := markCPU(ctx, d, true)
 	if err != nil {
 		return fig, err
 	}
@@ -261,7 +261,7 @@ func runPhase(ctx context.Context, o options, s *sink, cal calibration, out io.W
 		case <-time.After(time.Until(first)):
 		}
 	}
-	if cyclesStart, err = markCPU(ctx, d); err != nil {
+	if cyclesStart, err = markCPU(ctx, d, false); err != nil {
 		return fig, err
 	}
 	sizeStart, err := storeSize(ctx, d)
@@ -288,7 +288,7 @@ func runPhase(ctx context.Context, o options, s *sink, cal calibration, out io.W
 		}
 		fig.p99 = max(fig.p99, st.p99)
 	}
-	cyclesEnd, err := markCPU(ctx, d)
+	cyclesEnd, err := markCPU(ctx, d, true)
 	if err != nil {
 		return fig, err
 	}
