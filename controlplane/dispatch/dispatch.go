@@ -204,8 +204,9 @@ type Config struct {
 
 	// Owner, Lease and Poll share executions among replicas. Owner names this replica (an
 	// executor among replicas: NewExecutor). Lease is how long an execution stays an executor's
-	// without renewal (DefaultLease; renewed every Lease/3): an executor that dies has its
-	// executions run elsewhere about Lease after its last renewal. Poll is how often an executor
+	// without renewal (DefaultLease; renewed when it ends within 2/3 of it, looked at every
+	// Lease/6): an executor that dies has its executions run elsewhere about Lease after its
+	// last renewal. Poll is how often an executor
 	// looks for executions when not woken, and how often the leader's scheduler rescues
 	// (DefaultPoll).
 	Owner string

@@ -71,8 +71,9 @@ type Executor struct {
 type ExecutorTestSignals struct {
 	// Taken is sent when the executor took executions (they are its own, under lease).
 	Taken testsignal.Signal[[]int64]
-	// Renewed is sent when the executor renewed the leases of what it owns (those it still
-	// owns; the others are Lost).
+	// Renewed is sent at each renewal tick while the executor owns executions, with those whose
+	// leases it renewed (the ones ending soon that it still owns; the others are Lost); empty
+	// when none was ending.
 	Renewed testsignal.Signal[[]int64]
 	// Lost is sent when the executor dropped executions that are no longer its own (rescued
 	// after their lease ran out): it does not run them.
@@ -133,7 +134,7 @@ func newExecutor(cfg Config, hooks executorHooks) (*Executor, error) {
 		held:     newHeldSet(),
 		manual:   map[int64]string{},
 		records:  make(chan op, 4*cfg.BatchSize),
-		owned:    ownedSet{ids: map[int64]struct{}{}},
+		owned:    ownedSet{ids: map[int64]time.Time{}},
 		takeWake: make(chan struct{}, 1),
 		hooks:    hooks,
 		loaded:   make(chan struct{}),

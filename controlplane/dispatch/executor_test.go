@@ -102,6 +102,34 @@ func TestAReplicasExecutorRenewsWhatItRunsAndReleasesOnStop(t *testing.T) {
 	}
 }
 
+// TestAReplicasExecutorRenewsOnlyLeasesNearTheirEnd: the executor looks at its leases every
+// Lease/6 of the fake clock and renews only those ending within 2/3 of the lease: with a 3 s
+// lease, an execution taken at t0 is left alone at 0.5 s (2.5 s left), renewed at 1 s (2 s
+// left, the store's lease moved to 4 s), left alone at 1.5 s and renewed again at 2 s.
+func TestAReplicasExecutorRenewsOnlyLeasesNearTheirEnd(t *testing.T) {
+	tg := newTarget(t)
+	hang := make(chan struct{})
+	tg.block = hang
+	e := replicaExecutor(t, "a")
+	e.cfg.ShutdownGrace = time.Millisecond
+	props := everyMinute(t0.Add(time.Hour))
+	props.Action = httpAction(tg.URL + "/hangs")
+	j := e.putJob("j", props, "Enabled")
+	e.start()
+	defer close(hang)
+	x := e.leaderClaim(j, "near-end", t0)
+	e.exec.Wake()
+	waitIDs(t, "taken", &e.exec.TestSignals.Taken, x.ID)
+	tg.next(t) // under way, hanging
+	for i, want := range [][]int64{{}, {x.ID}, {}, {x.ID}} {
+		e.clock.Advance(500 * time.Millisecond)
+		waitIDs(t, fmt.Sprintf("renewed at %s", e.clock.Now().Sub(t0)), &e.exec.TestSignals.Renewed, want...)
+		if i == 1 {
+			equal(t, "lease in the store after the renewal at 1s", e.unfinished()[0].LeaseUntil, t0.Add(4*time.Second))
+		}
+	}
+}
+
 // TestAReplicasExecutorDropsWhatItLost: an execution the executor holds, rescued by the leader
 // after the lease ran out (the replica lost the database for a while), is dropped when the next
 // renewal says so: it does not run here; another replica takes it and runs it with its tag.

@@ -2,23 +2,37 @@ package dispatch
 
 import (
 	"context"
+	"slices"
 	"sync"
+	"time"
 
 	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/store"
 	"github.com/schedulerhq/terraform-provider-scheduler/internal/clock"
 )
 
 // ownedSet is the executions an executor owns: taken and not finished (held until due, queued,
-// under way, or waiting for a retry).
+// under way, or waiting for a retry), each with the end of the lease this executor last set.
 type ownedSet struct {
 	mu  sync.Mutex
-	ids map[int64]struct{}
+	ids map[int64]time.Time // id -> lease until
 }
 
-func (s *ownedSet) add(ids ...int64) {
+// add records ids as owned under a lease until until.
+func (s *ownedSet) add(until time.Time, ids ...int64) {
 	s.mu.Lock()
 	for _, id := range ids {
-		s.ids[id] = struct{}{}
+		s.ids[id] = until
+	}
+	s.mu.Unlock()
+}
+
+// renewed moves the lease of those of ids still owned to until.
+func (s *ownedSet) renewed(until time.Time, ids []int64) {
+	s.mu.Lock()
+	for _, id := range ids {
+		if _, ok := s.ids[id]; ok {
+			s.ids[id] = until
+		}
 	}
 	s.mu.Unlock()
 }
@@ -37,6 +51,7 @@ func (s *ownedSet) remove(ids ...int64) []int64 {
 	return out
 }
 
+// list returns every id owned.
 func (s *ownedSet) list() []int64 {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -45,6 +60,18 @@ func (s *ownedSet) list() []int64 {
 		out = append(out, id)
 	}
 	return out
+}
+
+// ending returns the ids whose lease ends by by, and whether anything is owned at all.
+func (s *ownedSet) ending(by time.Time) (ids []int64, any bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for id, until := range s.ids {
+		if !until.After(by) {
+			ids = append(ids, id)
+		}
+	}
+	return ids, len(s.ids) > 0
 }
 
 func (s *ownedSet) len() int {
@@ -87,7 +114,7 @@ func (ex *Executor) take(ctx context.Context, p store.ExecutionTakeParams) ([]st
 	for i, x := range taken {
 		ids[i] = x.Execution.ID
 	}
-	ex.owned.add(ids...)
+	ex.owned.add(p.Now.Add(p.Lease), ids...)
 	ex.waiting.Add(int64(len(taken)))
 	ex.m.taken.Add(float64(len(taken)))
 	ex.inbox.post(executionsTaken{executions: taken})
@@ -127,26 +154,45 @@ func (ex *Executor) takeAll(ctx context.Context) {
 	}
 }
 
-// renewer renews the leases of the executions this executor owns, in one batch every Lease/3;
-// the ones it no longer owns (rescued after a lease ran out: they run elsewhere) are dropped.
+// renewer renews the leases of the executions this executor owns that come near their end, in
+// one batch every Lease/6; the ones it no longer owns (rescued after a lease ran out: they run
+// elsewhere) are dropped.
 func (ex *Executor) renewer(ctx context.Context) {
-	clock.Every(ctx, ex.clock, ex.cfg.Lease/3, nil, ex.renew)
+	clock.Every(ctx, ex.clock, ex.cfg.Lease/renewTicks, nil, ex.renew)
 }
 
-// renew renews the leases of the executions this executor owns, in one batch.
+// A lease is renewed by the first renewal tick (every Lease/renewTicks) that finds it ending
+// within renewWithin × Lease: at least Lease/2 before it ends (2/3 - 1/6), which is the margin
+// left for a tick that comes late and for the renewal's own round trip. An execution that
+// finishes within Lease/3 of being taken (most: they are taken at most Lookahead + Poll ahead)
+// is never renewed; renewing everything owned at every tick wrote every execution held across
+// a tick once more.
+const (
+	renewTicks  = 6
+	renewWithin = 2.0 / 3
+)
+
+// renew renews, in one batch, the leases of the executions this executor owns that end within
+// renewWithin × Lease.
 func (ex *Executor) renew(ctx context.Context) {
-	ids := ex.owned.list()
+	now := ex.clock.Now()
+	ids, owns := ex.owned.ending(now.Add(time.Duration(renewWithin * float64(ex.cfg.Lease))))
 	if len(ids) == 0 {
+		if owns {
+			ex.TestSignals.Renewed.Signal([]int64{})
+		}
 		return
 	}
+	slices.Sort(ids)
 	lost, err := ex.store.ExecutionLeaseRenew(ctx, store.ExecutionLeaseRenewParams{Owner: ex.cfg.Owner, IDs: ids, Lease: ex.cfg.Lease,
-		Now: ex.clock.Now()})
+		Now: now})
 	if err != nil {
 		if ctx.Err() == nil {
 			ex.log.Error("renewing execution leases", "executions", len(ids), "error", err.Error())
 		}
 		return
 	}
+	ex.owned.renewed(now.Add(ex.cfg.Lease), ids)
 	if lost = ex.owned.remove(lost...); len(lost) > 0 {
 		ex.log.Warn("executions no longer this replica's (their lease ran out and they were rescued): not run or recorded here",
 			"executions", len(lost))
@@ -157,7 +203,7 @@ func (ex *Executor) renew(ctx context.Context) {
 		for _, id := range lost {
 			gone[id] = true
 		}
-		var renewed []int64
+		renewed := []int64{}
 		for _, id := range ids {
 			if !gone[id] {
 				renewed = append(renewed, id)
