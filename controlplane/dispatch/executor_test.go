@@ -12,7 +12,7 @@ import (
 )
 
 // replicaExecutor is an env whose executor is a replica's (owner), on the fake clock: Lease 3 s
-// (renewed every second), Poll 1 s.
+// (looked at every half second, renewed once 2 s or less are left), Poll 1 s.
 func replicaExecutor(t *testing.T, owner string) *env {
 	t.Helper()
 	return newEnv(t, t0, func(c *dispatch.Config) { c.Owner, c.Lease, c.Poll = owner, 3*time.Second, time.Second })
@@ -63,11 +63,11 @@ func TestAReplicasExecutorTakesHoldsUntilDueAndRecordsAsOwner(t *testing.T) {
 	equal(t, "unfinished executions", len(e.unfinished()), 0)
 }
 
-// TestAReplicasExecutorRenewsWhatItRunsAndReleasesOnStop: while its attempt hangs, the executor
-// renews the lease every Lease/3 of the fake clock, so the leader's rescue finds nothing to
-// rescue long after the first lease would have ended; stopped, it releases the execution, which
-// another replica takes at once.
-func TestAReplicasExecutorRenewsWhatItRunsAndReleasesOnStop(t *testing.T) {
+// hangingAttempt starts replica "a"'s executor with a job whose attempt hangs until the test
+// ends (cut short on stop): the leader claims it at t0 with tag, and when hangingAttempt returns
+// the executor has taken it and its attempt is under way.
+func hangingAttempt(t *testing.T, tag string) (*env, *store.Execution) {
+	t.Helper()
 	tg := newTarget(t)
 	hang := make(chan struct{})
 	tg.block = hang
@@ -77,11 +77,20 @@ func TestAReplicasExecutorRenewsWhatItRunsAndReleasesOnStop(t *testing.T) {
 	props.Action = httpAction(tg.URL + "/hangs")
 	j := e.putJob("j", props, "Enabled")
 	e.start()
-	defer close(hang)
-	x := e.leaderClaim(j, "renewed", t0)
+	t.Cleanup(func() { close(hang) })
+	x := e.leaderClaim(j, tag, t0)
 	e.exec.Wake()
 	waitIDs(t, "taken", &e.exec.TestSignals.Taken, x.ID)
 	tg.next(t) // under way, hanging
+	return e, x
+}
+
+// TestAReplicasExecutorRenewsWhatItRunsAndReleasesOnStop: while its attempt hangs, the executor
+// renews the lease whenever it comes near its end (every second here), so the leader's rescue
+// finds nothing to rescue long after the first lease would have ended; stopped, it releases the
+// execution, which another replica takes at once.
+func TestAReplicasExecutorRenewsWhatItRunsAndReleasesOnStop(t *testing.T) {
+	e, x := hangingAttempt(t, "renewed")
 	l, err := e.store.LeaderElect(t.Context(), store.LeaderElectParams{Replica: "leader", TTL: time.Hour, Now: t0})
 	if err != nil {
 		t.Fatal(err)
@@ -107,20 +116,7 @@ func TestAReplicasExecutorRenewsWhatItRunsAndReleasesOnStop(t *testing.T) {
 // lease, an execution taken at t0 is left alone at 0.5 s (2.5 s left), renewed at 1 s (2 s
 // left, the store's lease moved to 4 s), left alone at 1.5 s and renewed again at 2 s.
 func TestAReplicasExecutorRenewsOnlyLeasesNearTheirEnd(t *testing.T) {
-	tg := newTarget(t)
-	hang := make(chan struct{})
-	tg.block = hang
-	e := replicaExecutor(t, "a")
-	e.cfg.ShutdownGrace = time.Millisecond
-	props := everyMinute(t0.Add(time.Hour))
-	props.Action = httpAction(tg.URL + "/hangs")
-	j := e.putJob("j", props, "Enabled")
-	e.start()
-	defer close(hang)
-	x := e.leaderClaim(j, "near-end", t0)
-	e.exec.Wake()
-	waitIDs(t, "taken", &e.exec.TestSignals.Taken, x.ID)
-	tg.next(t) // under way, hanging
+	e, x := hangingAttempt(t, "near-end")
 	for i, want := range [][]int64{{}, {x.ID}, {}, {x.ID}} {
 		e.clock.Advance(500 * time.Millisecond)
 		waitIDs(t, fmt.Sprintf("renewed at %s", e.clock.Now().Sub(t0)), &e.exec.TestSignals.Renewed, want...)
