@@ -11,11 +11,11 @@ import (
 	"github.com/schedulerhq/terraform-provider-scheduler/internal/testsignal"
 )
 
-// replicaExecutor is an env whose executor is a replica's (owner), on the fake clock: Lease 3 s
+// replicaExecutor is an env whose executor is replica "a"'s, on the fake clock: Lease 3 s
 // (looked at every half second, renewed once 2 s or less are left), Poll 1 s.
-func replicaExecutor(t *testing.T, owner string) *env {
+func replicaExecutor(t *testing.T) *env {
 	t.Helper()
-	return newEnv(t, t0, func(c *dispatch.Config) { c.Owner, c.Lease, c.Poll = owner, 3*time.Second, time.Second })
+	return newEnv(t, t0, func(c *dispatch.Config) { c.Owner, c.Lease, c.Poll = "a", 3*time.Second, time.Second })
 }
 
 // leaderClaim claims an occurrence of j due at due, unowned, as the leader's scheduler does.
@@ -44,7 +44,7 @@ func waitIDs(t *testing.T, what string, sig *testsignal.Signal[[]int64], ids ...
 // and records it as its owner.
 func TestAReplicasExecutorTakesHoldsUntilDueAndRecordsAsOwner(t *testing.T) {
 	tg := newTarget(t)
-	e := replicaExecutor(t, "a")
+	e := replicaExecutor(t)
 	props := everyMinute(t0.Add(time.Hour))
 	props.Action = httpAction(tg.URL + "/taken")
 	j := e.putJob("j", props, "Enabled")
@@ -71,7 +71,7 @@ func hangingAttempt(t *testing.T, tag string) (*env, *store.Execution) {
 	tg := newTarget(t)
 	hang := make(chan struct{})
 	tg.block = hang
-	e := replicaExecutor(t, "a")
+	e := replicaExecutor(t)
 	e.cfg.ShutdownGrace = time.Millisecond // the hanging attempt is cut short on stop
 	props := everyMinute(t0.Add(time.Hour))
 	props.Action = httpAction(tg.URL + "/hangs")
@@ -131,7 +131,7 @@ func TestAReplicasExecutorRenewsOnlyLeasesNearTheirEnd(t *testing.T) {
 // renewal says so: it does not run here; another replica takes it and runs it with its tag.
 func TestAReplicasExecutorDropsWhatItLost(t *testing.T) {
 	tg := newTarget(t)
-	a := replicaExecutor(t, "a")
+	a := replicaExecutor(t)
 	a.cfg.Poll = time.Hour // a takes only when woken: it does not take the execution back
 	props := everyMinute(t0.Add(time.Hour))
 	props.Action = httpAction(tg.URL + "/lost")

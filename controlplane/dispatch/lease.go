@@ -63,7 +63,7 @@ func (s *ownedSet) list() []int64 {
 }
 
 // ending returns the ids whose lease ends by by, and whether anything is owned at all.
-func (s *ownedSet) ending(by time.Time) (ids []int64, any bool) {
+func (s *ownedSet) ending(by time.Time) (ids []int64, owns bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for id, until := range s.ids {
