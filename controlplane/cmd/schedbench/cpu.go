@@ -72,23 +72,23 @@ type cpuMark struct {
 func markCPU(ctx context.Context, d *daemon, closing bool) (cpuMark, error) {
 	var m cpuMark
 	if !closing {
-		if err := m.readAllocs(ctx, d); err != nil {
+		if err := m.addAllocs(ctx, d); err != nil {
 			return cpuMark{}, err
 		}
 	}
-	if err := m.readCPU(ctx, d); err != nil {
+	if err := m.addCPU(ctx, d); err != nil {
 		return cpuMark{}, err
 	}
 	if closing {
-		if err := m.readAllocs(ctx, d); err != nil {
+		if err := m.addAllocs(ctx, d); err != nil {
 			return cpuMark{}, err
 		}
 	}
 	return m, nil
 }
 
-// readAllocs sums the allocation counters of the daemon and its replicas into m.
-func (m *cpuMark) readAllocs(ctx context.Context, d *daemon) error {
+// addAllocs adds up the allocation counters of the daemon and its replicas into m.
+func (m *cpuMark) addAllocs(ctx context.Context, d *daemon) error {
 	for _, p := range append([]*daemon{d}, d.peers...) {
 		a, err := readAllocs(ctx, p)
 		if err != nil {
@@ -99,9 +99,9 @@ func (m *cpuMark) readAllocs(ctx context.Context, d *daemon) error {
 	return nil
 }
 
-// readCPU reads into m the CPU times of the daemon and its replicas (summed), of this process
+// addCPU reads into m the CPU times of the daemon and its replicas (summed), of this process
 // and, with --store, of the daemons' PostgreSQL server processes.
-func (m *cpuMark) readCPU(ctx context.Context, d *daemon) error {
+func (m *cpuMark) addCPU(ctx context.Context, d *daemon) error {
 	for _, p := range append([]*daemon{d}, d.peers...) {
 		c, err := processCPU(p.pid())
 		if err != nil {
