@@ -99,8 +99,8 @@ func (m *cpuMark) addAllocs(ctx context.Context, d *daemon) error {
 	return nil
 }
 
-// addCPU reads into m the CPU times of the daemon and its replicas (summed), of this process
-// and, with --store, of the daemons' PostgreSQL server processes.
+// addCPU adds up into m the CPU times of the daemon and its replicas, and reads those of this
+// process and, with --store, of the daemons' PostgreSQL server processes.
 func (m *cpuMark) addCPU(ctx context.Context, d *daemon) error {
 	for _, p := range append([]*daemon{d}, d.peers...) {
 		c, err := processCPU(p.pid())
