@@ -157,7 +157,7 @@ func New(cfg Config) *Executor {
 	if e.log == nil {
 		e.log = slog.New(slog.DiscardHandler)
 	}
-	e.client = &http.Client{Transport: e.transport, CheckRedirect: checkRedirect}
+	e.client = &http.Client{Transport: newPlainTransport(e.transport), CheckRedirect: checkRedirect}
 	e.tokenClient = &http.Client{Transport: e.transport, CheckRedirect: noRedirect}
 	e.tokens = newTokenCache(e.clock)
 	e.kinds = map[string]runner{}

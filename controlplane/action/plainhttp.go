@@ -1,0 +1,582 @@
+package action
+
+import (
+	"bufio"
+	"compress/gzip"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// plainTransport makes the attempts' plain-HTTP requests itself, HTTP/1.1 over kept-alive TCP
+// connections, in the goroutine that asks: net/http's Transport hands each request to two
+// goroutines of its connection (one writes, one reads) and back, which cost the daemon as much CPU
+// per fire as the request's own system calls. Everything it does not take on goes to next, the
+// daemon's http.Transport, unchanged: https, a proxy, a header that changes how the connection is
+// used (Connection, Upgrade, Expect, Transfer-Encoding, TE, Trailer, Host, Accept-Encoding, Range,
+// Content-Length), a body of unknown length, a header net/http would refuse. On the wire a request
+// is what net/http writes (the same request line and headers, Accept-Encoding: gzip and a
+// transparent gunzip included), and what it answers is read by net/http's own http.ReadResponse.
+// The http.Client above it still follows redirects.
+//
+// Connections: an idle one is taken most recent first, and only after a non-blocking look that the
+// target has not closed it meanwhile (net/http keeps a read pending on each idle connection for
+// that); one the target closed as the request went out is dialled again when the request may be
+// repeated (what net/http repeats: nothing was written, or the method is idempotent). At most
+// next.MaxIdleConnsPerHost stay idle per host, each at most next.IdleConnTimeout.
+type plainTransport struct {
+	next *http.Transport
+	dial func(ctx context.Context, network, addr string) (net.Conn, error)
+
+	mu    sync.Mutex
+	idle  map[string][]*plainConn // by host:port, the most recently used last
+	sweep *time.Timer             // closes the connections idle too long; nil when none is idle
+}
+
+// maxResponseHeader bounds the status lines and headers of an answer, interim answers (1xx)
+// included (net/http's default and rule).
+const maxResponseHeader = 10 << 20
+
+func newPlainTransport(next *http.Transport) *plainTransport {
+	dial := next.DialContext
+	if dial == nil {
+		dial = (&net.Dialer{}).DialContext
+	}
+	return &plainTransport{next: next, dial: dial, idle: map[string][]*plainConn{}}
+}
+
+// plainConn is one connection; it counts what it has read so that the transport knows whether the
+// target answered anything, and bounds what an answer's head may take.
+type plainConn struct {
+	net.Conn
+	br        *bufio.Reader
+	bw        *bufio.Writer
+	read      int64 // bytes read in this exchange
+	wrote     int64 // bytes written in this exchange
+	limit     int64 // bytes left to read; <= 0: the answer's head was too long
+	idleSince time.Time
+	reused    bool
+}
+
+func (c *plainConn) Read(p []byte) (int, error) {
+	if c.limit <= 0 {
+		return 0, fmt.Errorf("net/http: server response headers exceeded %d bytes; aborted", maxResponseHeader)
+	}
+	if int64(len(p)) > c.limit {
+		p = p[:c.limit]
+	}
+	n, err := c.Conn.Read(p)
+	c.read += int64(n)
+	c.limit -= int64(n)
+	return n, err
+}
+
+func (c *plainConn) Write(p []byte) (int, error) {
+	n, err := c.Conn.Write(p)
+	c.wrote += int64(n)
+	return n, err
+}
+
+// plainExcluded are the headers with which a request goes to net/http's Transport.
+var plainExcluded = [...]string{"Connection", "Upgrade", "Expect", "Transfer-Encoding", "Te", "Trailer",
+	"Host", "Accept-Encoding", "Range", "Content-Length", "Proxy-Connection", "Keep-Alive"}
+
+// takes reports whether the transport makes req itself.
+func (t *plainTransport) takes(req *http.Request) bool {
+	if req.URL == nil || req.URL.Scheme != "http" || req.URL.Host == "" || req.URL.User != nil ||
+		req.Method == http.MethodConnect || req.Close || t.next.DisableKeepAlives ||
+		t.next.ResponseHeaderTimeout != 0 || req.Trailer != nil || len(req.TransferEncoding) != 0 {
+		return false
+	}
+	if req.Body != nil && req.Body != http.NoBody && (req.ContentLength <= 0 || req.GetBody == nil) {
+		return false
+	}
+	if !validHeaderValue(req.Method, true) || !validHost(req.Host) || !validHost(req.URL.Host) {
+		return false
+	}
+	if ruri := req.URL.RequestURI(); !validHeaderValue(ruri, false) || strings.IndexByte(ruri, '\t') >= 0 {
+		return false
+	}
+	for _, k := range plainExcluded {
+		if _, ok := req.Header[k]; ok {
+			return false
+		}
+	}
+	for k, vs := range req.Header {
+		if !validHeaderValue(k, true) {
+			return false
+		}
+		for _, v := range vs {
+			if !validHeaderValue(v, false) {
+				return false
+			}
+		}
+	}
+	if t.next.Proxy != nil {
+		if p, err := t.next.Proxy(req); err != nil || p != nil {
+			return false
+		}
+	}
+	return true
+}
+
+// validHeaderValue reports whether s is a header name (token) or a value net/http would write as
+// it is.
+func validHeaderValue(s string, token bool) bool {
+	if token {
+		if s == "" {
+			return false
+		}
+		for i := 0; i < len(s); i++ {
+			if !tokenByte[s[i]] {
+				return false
+			}
+		}
+		return true
+	}
+	for i := 0; i < len(s); i++ {
+		if b := s[i]; (b < ' ' && b != '\t') || b == 0x7f {
+			return false
+		}
+	}
+	return true
+}
+
+// tokenByte says which bytes a header name may have (RFC 9110's tchar).
+var tokenByte = func() (t [256]bool) {
+	for b := 0; b < 256; b++ {
+		t[b] = b > ' ' && b < 0x7f && !strings.ContainsRune("\"(),/:;<=>?@[\\]{}", rune(b))
+	}
+	return t
+}()
+
+// validHost reports whether s is a host[:port] net/http writes as it is (no zone, no Unicode).
+func validHost(s string) bool {
+	if strings.HasSuffix(s, ":") {
+		return false // net/http drops the empty port
+	}
+	for i := 0; i < len(s); i++ {
+		switch b := s[i]; {
+		case 'a' <= b && b <= 'z', 'A' <= b && b <= 'Z', '0' <= b && b <= '9', strings.IndexByte("-._:[]", b) >= 0:
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// RoundTrip implements http.RoundTripper.
+func (t *plainTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	if !t.takes(req) {
+		return t.next.RoundTrip(req)
+	}
+	ctx := req.Context()
+	addr := canonicalAddr(req.URL)
+	body := req.Body
+	for fresh := false; ; fresh = true {
+		c, err := t.conn(ctx, addr, fresh)
+		if err != nil {
+			closeBody(body)
+			return nil, err
+		}
+		resp, err := t.exchange(ctx, c, req, body, addr)
+		if err == nil {
+			return resp, nil
+		}
+		_ = c.Close()
+		// The target closed a kept connection as the request went out: dial again when the
+		// request may be repeated (net/http's rule).
+		if !fresh && c.reused && c.read == 0 && ctx.Err() == nil && (c.wrote == 0 || replayable(req)) {
+			if body != nil && body != http.NoBody {
+				closeBody(body)
+				if body, err = req.GetBody(); err != nil {
+					return nil, err
+				}
+			}
+			continue
+		}
+		closeBody(body)
+		return nil, err
+	}
+}
+
+func closeBody(body io.ReadCloser) {
+	if body != nil {
+		_ = body.Close()
+	}
+}
+
+// replayable is net/http's rule for repeating a request on a new connection.
+func replayable(req *http.Request) bool {
+	switch req.Method {
+	case http.MethodGet, http.MethodHead, http.MethodOptions, http.MethodTrace:
+		return true
+	}
+	_, a := req.Header["Idempotency-Key"]
+	_, b := req.Header["X-Idempotency-Key"]
+	return a || b
+}
+
+// canonicalAddr is host:port of an http URL.
+func canonicalAddr(u *url.URL) string {
+	port := u.Port()
+	if port == "" {
+		port = "80"
+	}
+	return net.JoinHostPort(u.Hostname(), port)
+}
+
+// conn returns an idle connection to addr that its peer has not closed, or a new one.
+func (t *plainTransport) conn(ctx context.Context, addr string, fresh bool) (*plainConn, error) {
+	if !fresh {
+		for {
+			t.mu.Lock()
+			list := t.idle[addr]
+			if len(list) == 0 {
+				t.mu.Unlock()
+				break
+			}
+			c := list[len(list)-1]
+			list[len(list)-1] = nil
+			t.idle[addr] = list[:len(list)-1]
+			t.mu.Unlock()
+			if open(c.Conn) {
+				c.reused = true
+				return c, nil
+			}
+			_ = c.Close()
+		}
+	}
+	nc, err := t.dial(ctx, "tcp", addr)
+	if err != nil {
+		return nil, err
+	}
+	c := &plainConn{Conn: nc}
+	c.br = bufio.NewReaderSize(c, 4096)
+	c.bw = bufio.NewWriterSize(c, 4096)
+	return c, nil
+}
+
+// open reports whether a connection kept idle is still open: nothing to read, no end of stream.
+func open(nc net.Conn) bool {
+	sc, ok := nc.(syscall.Conn)
+	if !ok {
+		return true
+	}
+	rc, err := sc.SyscallConn()
+	if err != nil {
+		return false
+	}
+	alive := false
+	var b [1]byte
+	err = rc.Read(func(fd uintptr) bool {
+		n, rerr := recvPeek(fd, b[:])
+		alive = n < 0 && (errors.Is(rerr, syscall.EAGAIN) || errors.Is(rerr, syscall.EWOULDBLOCK))
+		return true
+	})
+	return err == nil && alive
+}
+
+// recvPeek looks at what a socket has to read without taking it or waiting: n is 0 at the end of
+// the stream, -1 with EAGAIN when nothing has come.
+func recvPeek(fd uintptr, b []byte) (int, error) {
+	n, _, err := syscall.Recvfrom(int(fd), b, syscall.MSG_PEEK|syscall.MSG_DONTWAIT)
+	return n, err
+}
+
+// put keeps c for the next request to addr, or closes it when enough are kept.
+func (t *plainTransport) put(addr string, c *plainConn) {
+	maxIdle := t.next.MaxIdleConnsPerHost
+	if maxIdle == 0 {
+		maxIdle = http.DefaultMaxIdleConnsPerHost
+	}
+	c.idleSince = time.Now()
+	t.mu.Lock()
+	if len(t.idle[addr]) >= maxIdle {
+		t.mu.Unlock()
+		_ = c.Close()
+		return
+	}
+	t.idle[addr] = append(t.idle[addr], c)
+	if t.sweep == nil && t.next.IdleConnTimeout > 0 {
+		t.sweep = time.AfterFunc(t.next.IdleConnTimeout, t.closeExpired)
+	}
+	t.mu.Unlock()
+}
+
+// closeExpired closes the connections idle for IdleConnTimeout and looks again when the oldest
+// left would expire.
+func (t *plainTransport) closeExpired() {
+	now := time.Now()
+	var expired []*plainConn
+	t.mu.Lock()
+	next := time.Duration(0)
+	for addr, list := range t.idle {
+		i := 0
+		for i < len(list) && now.Sub(list[i].idleSince) >= t.next.IdleConnTimeout {
+			expired = append(expired, list[i])
+			i++
+		}
+		if i == len(list) {
+			delete(t.idle, addr)
+			continue
+		}
+		t.idle[addr] = append(list[:0:0], list[i:]...)
+		if left := t.next.IdleConnTimeout - now.Sub(list[i].idleSince); next == 0 || left < next {
+			next = left
+		}
+	}
+	t.sweep = nil
+	if next > 0 {
+		t.sweep = time.AfterFunc(next, t.closeExpired)
+	}
+	t.mu.Unlock()
+	for _, c := range expired {
+		_ = c.Close()
+	}
+}
+
+// CloseIdleConnections closes the idle connections, its own and next's.
+func (t *plainTransport) CloseIdleConnections() {
+	t.mu.Lock()
+	idle := t.idle
+	t.idle = map[string][]*plainConn{}
+	if t.sweep != nil {
+		t.sweep.Stop()
+		t.sweep = nil
+	}
+	t.mu.Unlock()
+	for _, list := range idle {
+		for _, c := range list {
+			_ = c.Close()
+		}
+	}
+	t.next.CloseIdleConnections()
+}
+
+// exchange writes req (with body) on c and reads the head of its answer. The body is closed once
+// written.
+func (t *plainTransport) exchange(ctx context.Context, c *plainConn, req *http.Request, body io.ReadCloser, addr string) (*http.Response, error) {
+	c.read, c.wrote = 0, 0
+	d, _ := ctx.Deadline()
+	if err := c.SetDeadline(d); err != nil {
+		return nil, err
+	}
+	var stop func() bool
+	if ctx.Done() != nil {
+		stop = context.AfterFunc(ctx, func() { _ = c.SetDeadline(time.Unix(1, 0)) })
+	}
+	fail := func(err error) (*http.Response, error) {
+		if stop != nil {
+			stop()
+		}
+		if ctxErr := ctx.Err(); ctxErr != nil {
+			err = ctxErr
+		}
+		return nil, err
+	}
+	gz := !t.next.DisableCompression && req.Method != http.MethodHead
+	if err := writeRequest(c.bw, req, body, gz); err != nil {
+		return fail(err)
+	}
+	if err := c.bw.Flush(); err != nil {
+		return fail(err)
+	}
+	closeBody(body)
+	c.limit = maxResponseHeader
+	var resp *http.Response
+	for {
+		var err error
+		if resp, err = http.ReadResponse(c.br, req); err != nil {
+			// net/http's words: the end of the stream before any answer is "EOF".
+			if c.read == 0 && errors.Is(err, io.ErrUnexpectedEOF) {
+				return fail(io.EOF)
+			}
+			return fail(fmt.Errorf("net/http: HTTP/1.x transport connection broken: %w", err))
+		}
+		if resp.StatusCode < 100 || resp.StatusCode >= 200 || resp.StatusCode == http.StatusSwitchingProtocols {
+			break
+		}
+		// An interim answer (100 Continue, 103 Early Hints): the final one follows.
+		_ = resp.Body.Close()
+	}
+	c.limit = 1 << 62
+	if resp.StatusCode == http.StatusSwitchingProtocols {
+		_ = resp.Body.Close()
+		return fail(errors.New("the target switched protocols"))
+	}
+	reuse := !resp.Close && (resp.ContentLength >= 0 || len(resp.TransferEncoding) > 0)
+	if resp.Body == http.NoBody {
+		// Nothing to read: the connection is free now.
+		stopped := stop == nil || stop()
+		if reuse && stopped && c.br.Buffered() == 0 {
+			t.put(addr, c)
+		} else {
+			_ = c.Close()
+		}
+		return resp, nil
+	}
+	pb := &plainBody{t: t, c: c, addr: addr, rc: resp.Body, stop: stop, reuse: reuse}
+	resp.Body = pb
+	if gz && resp.Header.Get("Content-Encoding") == "gzip" {
+		resp.Header.Del("Content-Encoding")
+		resp.Header.Del("Content-Length")
+		resp.ContentLength = -1
+		resp.Uncompressed = true
+		resp.Body = &gunzipBody{body: pb}
+	}
+	return resp, nil
+}
+
+// writeRequest writes req's head and body as net/http's Transport does for HTTP/1.1.
+func writeRequest(w *bufio.Writer, req *http.Request, body io.Reader, gz bool) error {
+	host := req.Host
+	if host == "" {
+		host = req.URL.Host
+	}
+	ruri := req.URL.RequestURI()
+	_, _ = w.WriteString(req.Method)
+	_ = w.WriteByte(' ')
+	_, _ = w.WriteString(ruri)
+	_, _ = w.WriteString(" HTTP/1.1\r\nHost: ")
+	_, _ = w.WriteString(host)
+	_, _ = w.WriteString("\r\n")
+	ua := "Go-http-client/1.1"
+	if v, ok := req.Header["User-Agent"]; ok {
+		ua = ""
+		if len(v) > 0 {
+			ua = strings.Trim(v[0], " \t")
+		}
+	}
+	if ua != "" {
+		_, _ = w.WriteString("User-Agent: ")
+		_, _ = w.WriteString(ua)
+		_, _ = w.WriteString("\r\n")
+	}
+	hasBody := body != nil && body != http.NoBody
+	switch {
+	case hasBody:
+		var n [20]byte
+		_, _ = w.WriteString("Content-Length: ")
+		_, _ = w.Write(strconv.AppendInt(n[:0], req.ContentLength, 10))
+		_, _ = w.WriteString("\r\n")
+	case req.Method == http.MethodPost || req.Method == http.MethodPut || req.Method == http.MethodPatch:
+		_, _ = w.WriteString("Content-Length: 0\r\n")
+	}
+	writeHeader(w, req.Header)
+	if gz {
+		_, _ = w.WriteString("Accept-Encoding: gzip\r\n")
+	}
+	if _, err := w.WriteString("\r\n"); err != nil {
+		return err
+	}
+	if hasBody {
+		n, err := io.Copy(w, body)
+		if err != nil {
+			return err
+		}
+		if n != req.ContentLength {
+			return fmt.Errorf("http: ContentLength=%d with Body length %d", req.ContentLength, n)
+		}
+	}
+	return nil
+}
+
+// writeHeader writes h as net/http does (keys sorted, values trimmed), but for User-Agent, which
+// writeRequest writes itself. takes has made sure no value has a line break.
+func writeHeader(w *bufio.Writer, h http.Header) {
+	var stack [24]string
+	keys := stack[:0]
+	for k := range h {
+		if k != "User-Agent" {
+			keys = append(keys, k)
+		}
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		for _, v := range h[k] {
+			_, _ = w.WriteString(k)
+			_, _ = w.WriteString(": ")
+			_, _ = w.WriteString(strings.Trim(v, " \t"))
+			_, _ = w.WriteString("\r\n")
+		}
+	}
+}
+
+// plainBody is an answer's body: read to its end on a connection that stays open, it gives the
+// connection back for the next request; closed before, it closes the connection.
+type plainBody struct {
+	t     *plainTransport
+	c     *plainConn
+	addr  string
+	rc    io.ReadCloser
+	stop  func() bool
+	reuse bool
+	done  bool
+}
+
+func (b *plainBody) Read(p []byte) (int, error) {
+	if b.done {
+		return 0, io.EOF
+	}
+	n, err := b.rc.Read(p)
+	if err == io.EOF {
+		b.finish(true)
+	} else if err != nil {
+		b.finish(false)
+	}
+	return n, err
+}
+
+func (b *plainBody) Close() error {
+	if !b.done {
+		// Whatever is left of the body is not read: the connection cannot carry another request.
+		b.finish(false)
+	}
+	return nil
+}
+
+func (b *plainBody) finish(atEOF bool) {
+	b.done = true
+	_ = b.rc.Close()
+	stopped := b.stop == nil || b.stop()
+	if atEOF && b.reuse && stopped && b.c.br.Buffered() == 0 {
+		b.t.put(b.addr, b.c)
+		return
+	}
+	_ = b.c.Close()
+}
+
+// gunzipBody decompresses a gzip answer as it is read (net/http's transparent gunzip).
+type gunzipBody struct {
+	body *plainBody
+	zr   *gzip.Reader
+	err  error
+}
+
+func (g *gunzipBody) Read(p []byte) (int, error) {
+	if g.err != nil {
+		return 0, g.err
+	}
+	if g.zr == nil {
+		zr, err := gzip.NewReader(g.body)
+		if err != nil {
+			g.err = err
+			return 0, err
+		}
+		g.zr = zr
+	}
+	return g.zr.Read(p)
+}
+
+func (g *gunzipBody) Close() error { return g.body.Close() }
