@@ -9,7 +9,6 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"net/http/httptest"
 	"net/url"
 	"strconv"
 	"strings"
@@ -18,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/schedulerhq/terraform-provider-scheduler/internal/tcptest"
 	"github.com/schedulerhq/terraform-provider-scheduler/internal/wire"
 )
 
@@ -25,9 +25,8 @@ import (
 // answer(n) (n counts requests from 1); after each answer it closes the connection when closeAfter,
 // and an answer "" closes it without an answer.
 type rawTarget struct {
-	ln         net.Listener
+	srv        *tcptest.Server
 	mu         sync.Mutex
-	open       []net.Conn
 	requests   [][]byte
 	conns      atomic.Int64 // accepted
 	closed     atomic.Int64 // ended, by either side
@@ -37,38 +36,17 @@ type rawTarget struct {
 
 func newRawTarget(t *testing.T, answer func(n int) string, closeAfter bool) *rawTarget {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	rt := &rawTarget{ln: ln, answer: answer, closeAfter: closeAfter}
-	var wg sync.WaitGroup
-	t.Cleanup(func() {
-		_ = ln.Close()
-		rt.mu.Lock()
-		for _, c := range rt.open {
-			_ = c.Close()
-		}
-		rt.mu.Unlock()
-		wg.Wait()
-	})
-	wg.Go(func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			rt.mu.Lock()
-			rt.open = append(rt.open, c)
-			rt.mu.Unlock()
-			rt.conns.Add(1)
-			wg.Go(func() { rt.serve(c) })
-		}
+	rt := &rawTarget{answer: answer, closeAfter: closeAfter}
+	rt.srv = tcptest.Serve(t, func(c net.Conn) {
+		rt.conns.Add(1)
+		rt.serve(c)
 	})
 	return rt
 }
 
-func (rt *rawTarget) url() string { return "http://" + rt.ln.Addr().String() }
+func (rt *rawTarget) addr() string { return rt.srv.Addr() }
+
+func (rt *rawTarget) url() string { return "http://" + rt.addr() }
 
 func (rt *rawTarget) serve(c net.Conn) {
 	defer func() { _ = c.Close(); rt.closed.Add(1) }()
@@ -258,7 +236,7 @@ func closedByPeer(e *Executor, rt *rawTarget) bool {
 	}
 	pt.mu.Lock()
 	defer pt.mu.Unlock()
-	for _, c := range pt.idle[rt.ln.Addr().String()] {
+	for _, c := range pt.idle[rt.addr()] {
 		sc, ok := c.Conn.(*net.TCPConn)
 		if !ok {
 			continue
@@ -337,36 +315,30 @@ func TestPlainRepeatsOnlyWhatNetHTTPRepeats(t *testing.T) {
 // TestPlainBoundsTheAnswersHead: a target sending headers without end fails the attempt once
 // 10 MiB have come, long before its timeout, as net/http's Transport does.
 func TestPlainBoundsTheAnswersHead(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = ln.Close() }()
-	go func() {
+	srv := tcptest.Serve(t, func(c net.Conn) {
+		// The request first: an answer before it is one net/http drops unread.
+		req, err := http.ReadRequest(bufio.NewReader(c))
+		if err != nil {
+			_ = c.Close()
+			return
+		}
+		_, _ = io.Copy(io.Discard, req.Body)
+		_, _ = io.WriteString(c, "HTTP/1.1 200 OK\r\n")
+		line := []byte("X-Filler: " + strings.Repeat("a", 1000) + "\r\n")
 		for {
-			c, err := ln.Accept()
-			if err != nil {
+			if _, err := c.Write(line); err != nil {
+				_ = c.Close()
 				return
 			}
-			go func() {
-				defer func() { _ = c.Close() }()
-				_, _ = io.WriteString(c, "HTTP/1.1 200 OK\r\n")
-				line := []byte("X-Filler: " + strings.Repeat("a", 1000) + "\r\n")
-				for {
-					if _, err := c.Write(line); err != nil {
-						return
-					}
-				}
-			}()
 		}
-	}()
+	})
 	var results []Result
 	for _, plain := range []bool{false, true} {
 		e := New(Config{Timeout: time.Minute})
 		if !plain {
 			e.client.Transport = e.transport
 		}
-		results = append(results, e.Do(t.Context(), attemptTo("http://"+ln.Addr().String())))
+		results = append(results, e.Do(t.Context(), attemptTo("http://"+srv.Addr())))
 	}
 	want := "Http action: request failed: Post: net/http: HTTP/1.x transport connection broken: net/http: server response headers exceeded 10485760 bytes; aborted"
 	if results[1].Success || results[1].Message != want || results[0] != results[1] {
@@ -377,19 +349,11 @@ func TestPlainBoundsTheAnswersHead(t *testing.T) {
 // TestPlainCancelledWhileWaiting: an attempt whose context is cancelled (the daemon stopping)
 // while the target holds its answer ends at once, and its connection is not kept.
 func TestPlainCancelledWhileWaiting(t *testing.T) {
-	release := make(chan struct{})
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		select {
-		case <-release:
-		case <-r.Context().Done():
-		}
-	}))
-	defer srv.Close()
-	defer close(release)
+	rt := newRawTarget(t, func(int) string { <-t.Context().Done(); return "" }, false)
 	e := New(Config{Timeout: time.Minute})
 	ctx, cancel := context.WithCancel(t.Context())
 	done := make(chan Result)
-	go func() { done <- e.Do(ctx, attemptTo(srv.URL)) }()
+	go func() { done <- e.Do(ctx, attemptTo(rt.url())) }()
 	time.Sleep(50 * time.Millisecond) // let the request go out (the result is the same if not)
 	cancel()
 	select {

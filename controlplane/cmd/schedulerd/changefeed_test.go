@@ -20,6 +20,7 @@ import (
 
 	"github.com/schedulerhq/terraform-provider-scheduler/controlplane/store/testdb"
 	"github.com/schedulerhq/terraform-provider-scheduler/internal/client"
+	"github.com/schedulerhq/terraform-provider-scheduler/internal/tcptest"
 	"github.com/schedulerhq/terraform-provider-scheduler/internal/wire"
 )
 
@@ -380,7 +381,7 @@ func TestConnectionCutUnderLoad(t *testing.T) {
 // silent: nothing more passes either way and neither side is told, as when a firewall or a NAT
 // forgets a connection.
 type pgProxy struct {
-	ln     net.Listener
+	addr   string // host:port it listens on
 	target string
 	mu     sync.Mutex
 	conns  []*proxyConn
@@ -393,61 +394,42 @@ type proxyConn struct {
 }
 
 func newPGProxy(t *testing.T, target string) *pgProxy {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := &pgProxy{ln: ln, target: target}
-	var wg sync.WaitGroup
-	var open []net.Conn
-	t.Cleanup(func() {
-		_ = ln.Close()
-		p.mu.Lock()
-		for _, c := range open {
-			_ = c.Close()
+	p := &pgProxy{target: target}
+	var srv *tcptest.Server
+	srv = tcptest.Serve(t, func(client net.Conn) {
+		server, err := net.Dial("tcp", target)
+		if err != nil {
+			_ = client.Close()
+			return
 		}
+		srv.Track(server)
+		pc := &proxyConn{}
+		p.mu.Lock()
+		p.conns = append(p.conns, pc)
 		p.mu.Unlock()
-		wg.Wait()
-	})
-	wg.Go(func() {
-		for {
-			client, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			server, err := net.Dial("tcp", target)
-			if err != nil {
-				_ = client.Close()
-				continue
-			}
-			pc := &proxyConn{}
-			p.mu.Lock()
-			p.conns = append(p.conns, pc)
-			open = append(open, client, server)
-			p.mu.Unlock()
-			pipe := func(dst, src net.Conn, up bool) {
-				defer func() { pc.closed.Store(true); _ = dst.Close(); _ = src.Close() }()
-				buf := make([]byte, 32<<10)
-				for {
-					n, err := src.Read(buf)
-					if err != nil {
-						return
-					}
-					if up && strings.Contains(string(buf[:n]), `LISTEN "`) {
-						pc.listen.Store(true)
-					}
-					if pc.silent.Load() {
-						continue // swallowed: the other side never hears of it
-					}
-					if _, err := dst.Write(buf[:n]); err != nil {
-						return
-					}
+		pipe := func(dst, src net.Conn, up bool) {
+			defer func() { pc.closed.Store(true); _ = dst.Close(); _ = src.Close() }()
+			buf := make([]byte, 32<<10)
+			for {
+				n, err := src.Read(buf)
+				if err != nil {
+					return
+				}
+				if up && strings.Contains(string(buf[:n]), `LISTEN "`) {
+					pc.listen.Store(true)
+				}
+				if pc.silent.Load() {
+					continue // swallowed: the other side never hears of it
+				}
+				if _, err := dst.Write(buf[:n]); err != nil {
+					return
 				}
 			}
-			wg.Go(func() { pipe(server, client, true) })
-			wg.Go(func() { pipe(client, server, false) })
 		}
+		srv.Go(func() { pipe(client, server, false) })
+		pipe(server, client, true)
 	})
+	p.addr = srv.Addr()
 	return p
 }
 
@@ -471,7 +453,7 @@ func (p *pgProxy) via(t *testing.T, dbURL string) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	u.Host = p.ln.Addr().String()
+	u.Host = p.addr
 	return u.String()
 }
 
