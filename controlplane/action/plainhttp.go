@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net"
 	"net/http"
 	"slices"
@@ -14,6 +15,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"golang.org/x/net/http/httpguts"
 )
 
 // plainTransport makes the attempts' plain-HTTP requests itself, HTTP/1.1 over kept-alive TCP
@@ -57,93 +60,57 @@ func newPlainTransport(next *http.Transport) *plainTransport {
 var plainExcluded = [...]string{"Connection", "Upgrade", "Expect", "Transfer-Encoding", "Te", "Trailer",
 	"Host", "Accept-Encoding", "Range", "Content-Length", "Proxy-Connection", "Keep-Alive"}
 
-// takes reports whether the transport makes req itself.
-func (t *plainTransport) takes(req *http.Request) bool {
+// takes reports whether the transport makes req itself, with the request-URI it writes.
+func (t *plainTransport) takes(req *http.Request) (string, bool) {
 	if req.URL == nil || req.URL.Scheme != "http" || req.URL.Host == "" || req.URL.User != nil ||
 		req.Method == http.MethodConnect || req.Close || t.next.DisableKeepAlives ||
 		t.next.ResponseHeaderTimeout != 0 || req.Trailer != nil || len(req.TransferEncoding) != 0 {
-		return false
+		return "", false
 	}
 	if req.Body != nil && req.Body != http.NoBody && (req.ContentLength <= 0 || req.GetBody == nil) {
-		return false
+		return "", false
 	}
-	if !validHeaderValue(req.Method, true) || !validHost(req.Host) || !validHost(req.URL.Host) {
-		return false
+	// The method, host, request-URI and headers net/http writes as they are (its own checks).
+	if !httpguts.ValidHeaderFieldName(req.Method) || !writtenAsIs(req.Host) || !writtenAsIs(req.URL.Host) {
+		return "", false
 	}
-	if ruri := req.URL.RequestURI(); !validHeaderValue(ruri, false) || strings.IndexByte(ruri, '\t') >= 0 {
-		return false
+	ruri := req.URL.RequestURI()
+	if strings.ContainsFunc(ruri, func(r rune) bool { return r < ' ' || r == 0x7f }) {
+		return "", false
 	}
 	for _, k := range plainExcluded {
 		if _, ok := req.Header[k]; ok {
-			return false
+			return "", false
 		}
 	}
 	for k, vs := range req.Header {
-		if !validHeaderValue(k, true) {
-			return false
+		if !httpguts.ValidHeaderFieldName(k) {
+			return "", false
 		}
 		for _, v := range vs {
-			if !validHeaderValue(v, false) {
-				return false
+			if !httpguts.ValidHeaderFieldValue(v) {
+				return "", false
 			}
 		}
 	}
 	if t.next.Proxy != nil {
 		if p, err := t.next.Proxy(req); err != nil || p != nil {
-			return false
+			return "", false
 		}
 	}
-	return true
+	return ruri, true
 }
 
-// validHeaderValue reports whether s is a header name (token) or a value net/http would write as
-// it is.
-func validHeaderValue(s string, token bool) bool {
-	if token {
-		if s == "" {
-			return false
-		}
-		for i := 0; i < len(s); i++ {
-			if !tokenByte[s[i]] {
-				return false
-			}
-		}
-		return true
-	}
-	for i := 0; i < len(s); i++ {
-		if b := s[i]; (b < ' ' && b != '\t') || b == 0x7f {
-			return false
-		}
-	}
-	return true
-}
-
-// tokenByte says which bytes a header name may have (RFC 9110's tchar).
-var tokenByte = func() (t [256]bool) {
-	for b := 0; b < 256; b++ {
-		t[b] = b > ' ' && b < 0x7f && !strings.ContainsRune("\"(),/:;<=>?@[\\]{}", rune(b))
-	}
-	return t
-}()
-
-// validHost reports whether s is a host[:port] net/http writes as it is (no zone, no Unicode).
-func validHost(s string) bool {
-	if strings.HasSuffix(s, ":") {
-		return false // net/http drops the empty port
-	}
-	for i := 0; i < len(s); i++ {
-		switch b := s[i]; {
-		case 'a' <= b && b <= 'z', 'A' <= b && b <= 'Z', '0' <= b && b <= '9', strings.IndexByte("-._:[]", b) >= 0:
-		default:
-			return false
-		}
-	}
-	return true
+// writtenAsIs reports whether a host[:port] is one net/http writes unchanged: valid (ASCII, so no
+// Punycode to apply), without a zone or an empty port to drop.
+func writtenAsIs(host string) bool {
+	return httpguts.ValidHostHeader(host) && !strings.Contains(host, "%") && !strings.HasSuffix(host, ":")
 }
 
 // RoundTrip implements http.RoundTripper.
 func (t *plainTransport) RoundTrip(req *http.Request) (*http.Response, error) {
-	if !t.takes(req) {
+	ruri, ok := t.takes(req)
+	if !ok {
 		return t.next.RoundTrip(req)
 	}
 	ctx := req.Context()
@@ -155,7 +122,7 @@ func (t *plainTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 			closeBody(body)
 			return nil, err
 		}
-		resp, err := t.exchange(ctx, c, req, body, addr)
+		resp, err := t.exchange(ctx, c, req, ruri, body, addr)
 		if err == nil {
 			return resp, nil
 		}
@@ -193,9 +160,10 @@ func replayable(req *http.Request) bool {
 	return a || b
 }
 
-// exchange writes req (with body) on c and reads the head of its answer. The body is closed once
-// written.
-func (t *plainTransport) exchange(ctx context.Context, c *plainConn, req *http.Request, body io.ReadCloser, addr string) (*http.Response, error) {
+// exchange writes req (its request-URI ruri, with body) on c and reads the head of its answer.
+// The body is closed once written.
+func (t *plainTransport) exchange(ctx context.Context, c *plainConn, req *http.Request, ruri string, body io.ReadCloser,
+	addr string) (*http.Response, error) {
 	c.read, c.wrote = 0, 0
 	d, _ := ctx.Deadline()
 	if err := c.SetDeadline(d); err != nil {
@@ -215,7 +183,7 @@ func (t *plainTransport) exchange(ctx context.Context, c *plainConn, req *http.R
 		return nil, err
 	}
 	gz := !t.next.DisableCompression && req.Method != http.MethodHead
-	if err := writeRequest(c.bw, req, body, gz); err != nil {
+	if err := writeRequest(c.bw, req, ruri, body, gz); err != nil {
 		return fail(err)
 	}
 	if err := c.bw.Flush(); err != nil {
@@ -239,7 +207,7 @@ func (t *plainTransport) exchange(ctx context.Context, c *plainConn, req *http.R
 		// An interim answer (100 Continue, 103 Early Hints): the final one follows.
 		_ = resp.Body.Close()
 	}
-	c.limit = 1 << 62
+	c.limit = math.MaxInt64 // the head is read: the body has its own framing
 	if resp.StatusCode == http.StatusSwitchingProtocols {
 		_ = resp.Body.Close()
 		return fail(errors.New("the target switched protocols"))
@@ -268,12 +236,11 @@ func (t *plainTransport) exchange(ctx context.Context, c *plainConn, req *http.R
 }
 
 // writeRequest writes req's head and body as net/http's Transport does for HTTP/1.1.
-func writeRequest(w *bufio.Writer, req *http.Request, body io.Reader, gz bool) error {
+func writeRequest(w *bufio.Writer, req *http.Request, ruri string, body io.Reader, gz bool) error {
 	host := req.Host
 	if host == "" {
 		host = req.URL.Host
 	}
-	ruri := req.URL.RequestURI()
 	_, _ = w.WriteString(req.Method)
 	_ = w.WriteByte(' ')
 	_, _ = w.WriteString(ruri)

@@ -417,13 +417,13 @@ func TestPlainTakes(t *testing.T) {
 		{"req.Close", closing, false},
 		{"a body of unknown length", unknownLength, false},
 	} {
-		if got := pt.takes(tc.req); got != tc.want {
+		if _, got := pt.takes(tc.req); got != tc.want {
 			t.Errorf("%s: takes %v, want %v", tc.name, got, tc.want)
 		}
 	}
 	proxied := NewTransport()
 	proxied.Proxy = http.ProxyURL(&url.URL{Scheme: "http", Host: "proxy.example:3128"})
-	if newPlainTransport(proxied).takes(req(http.MethodGet, "http://a.example/")) {
+	if _, ok := newPlainTransport(proxied).takes(req(http.MethodGet, "http://a.example/")); ok {
 		t.Error("a request through a proxy is taken, want it left to net/http")
 	}
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/schedulerhq/terraform-provider-scheduler/internal/jobstate"
 	"github.com/schedulerhq/terraform-provider-scheduler/internal/recurrence"
 	"github.com/schedulerhq/terraform-provider-scheduler/internal/wire"
+	"golang.org/x/net/http/httpguts"
 )
 
 // The limits of SPEC 2 (a 400 when exceeded).
@@ -197,7 +198,7 @@ func validateRequest(ps *problems, path, typ string, r *wire.HTTPRequest) {
 	}
 	sort.Strings(names)
 	for _, k := range names {
-		if !validHeaderName(k) {
+		if !httpguts.ValidHeaderFieldName(k) { // an RFC 9110 token: net/http's rule, and the attempts'
 			ps.add(path+".headers", "%q is not a valid header name", k)
 		} else if strings.ContainsAny(r.Headers[k], "\r\n\x00") {
 			ps.add(path+".headers."+k, "must not contain line breaks or NUL")
@@ -212,23 +213,6 @@ func validateRequest(ps *problems, path, typ string, r *wire.HTTPRequest) {
 	if r.Signing != nil {
 		validateSigning(ps, path+".signing", r.Signing)
 	}
-}
-
-// validHeaderName reports whether s is an RFC 9110 token.
-func validHeaderName(s string) bool {
-	if s == "" {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch {
-		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9':
-		case strings.IndexByte("!#$%&'*+-.^_`|~", c) >= 0:
-		default:
-			return false
-		}
-	}
-	return true
 }
 
 // HasAuthentication reports whether a request authenticates outbound (Basic, ClientCertificate or
