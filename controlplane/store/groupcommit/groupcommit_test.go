@@ -1,6 +1,7 @@
 package groupcommit_test
 
 import (
+	"runtime"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -202,6 +203,54 @@ func TestManyConcurrentRequestsRunOnceEach(t *testing.T) {
 	for id, c := range seen {
 		if c != 1 {
 			t.Fatalf("request %d ran %d times", id, c)
+		}
+	}
+}
+
+// TestLeaderLetsReadyRequestsJoin: requests whose goroutines are ready to run when a leader is
+// about to take its group join that group (gather) rather than wait for the next one. With one P
+// the goroutines run one at a time: the first to run leads, and without the leader's yields it
+// would take a group of itself alone while the other 15 have not yet queued.
+func TestLeaderLetsReadyRequestsJoin(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+	const n = 16
+	h := newHarness(t, 0)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			h.q.Do(&request{id: i}, h.run)
+		}()
+	}
+	wg.Wait()
+	sizes := make([]int, len(h.groups))
+	for i, g := range h.groups {
+		sizes[i] = len(g)
+	}
+	if !slices.Equal(sizes, []int{n}) {
+		t.Fatalf("groups of %v requests, want one group of %d", sizes, n)
+	}
+}
+
+// TestGatherStopsAtMax: the leader stops gathering once Max requests wait: with Max 4, 16 ready
+// requests run as groups of 4.
+func TestGatherStopsAtMax(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+	const n = 16
+	h := newHarness(t, 4)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			h.q.Do(&request{id: i}, h.run)
+		}()
+	}
+	wg.Wait()
+	for _, g := range h.groups {
+		if len(g) != 4 {
+			t.Fatalf("groups %v, want groups of 4", h.groups)
 		}
 	}
 }
