@@ -207,23 +207,25 @@ func TestManyConcurrentRequestsRunOnceEach(t *testing.T) {
 	}
 }
 
+// runReady runs n requests on one P, each in a goroutine of its own started before any runs, and
+// returns once each Do returned.
+func runReady(h *harness, n int) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() { h.q.Do(&request{id: i}, h.run) })
+	}
+	wg.Wait()
+}
+
 // TestLeaderLetsReadyRequestsJoin: requests whose goroutines are ready to run when a leader is
 // about to take its group join that group (gather) rather than wait for the next one. With one P
 // the goroutines run one at a time: the first to run leads, and without the leader's yields it
 // would take a group of itself alone while the other 15 have not yet queued.
 func TestLeaderLetsReadyRequestsJoin(t *testing.T) {
-	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
 	const n = 16
 	h := newHarness(t, 0)
-	var wg sync.WaitGroup
-	for i := range n {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			h.q.Do(&request{id: i}, h.run)
-		}()
-	}
-	wg.Wait()
+	runReady(h, n)
 	sizes := make([]int, len(h.groups))
 	for i, g := range h.groups {
 		sizes[i] = len(g)
@@ -233,21 +235,11 @@ func TestLeaderLetsReadyRequestsJoin(t *testing.T) {
 	}
 }
 
-// TestGatherStopsAtMax: the leader stops gathering once Max requests wait: with Max 4, 16 ready
+// TestGatherStopsAtMax: gathering does not stretch a group past Max: with Max 4, 16 ready
 // requests run as groups of 4.
 func TestGatherStopsAtMax(t *testing.T) {
-	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
-	const n = 16
 	h := newHarness(t, 4)
-	var wg sync.WaitGroup
-	for i := range n {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			h.q.Do(&request{id: i}, h.run)
-		}()
-	}
-	wg.Wait()
+	runReady(h, 16)
 	for _, g := range h.groups {
 		if len(g) != 4 {
 			t.Fatalf("groups %v, want groups of 4", h.groups)
