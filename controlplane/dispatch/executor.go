@@ -368,7 +368,7 @@ func (ex *Executor) Run(ctx context.Context) error {
 	}
 
 	w := &batchWriter{ops: ex.records, clock: ex.clock, batchSize: ex.cfg.BatchSize, depth: 1,
-		busy: ex.recordsMayWait, idle: ex.tasks.idle, commitRecords: ex.commitRecords}
+		busy: ex.recordsMayWait, starting: ex.recordsMayPile, idle: ex.tasks.idle, commitRecords: ex.commitRecords}
 	writerDone := make(chan struct{})
 	go func() {
 		defer close(writerDone)

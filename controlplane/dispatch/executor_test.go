@@ -3,6 +3,7 @@ package dispatch_test
 import (
 	"fmt"
 	"slices"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -252,6 +253,52 @@ func TestAReplicasRecordsDoNotHoldItsTakesBack(t *testing.T) {
 	close(hang)
 	for range 13 {
 		<-e.records
+	}
+	equal(t, "unfinished executions", len(e.unfinished()), 0)
+}
+
+// TestABurstsRecordsWaitUntilItsLastAttemptsStart: while attempts wait to start (here for their
+// target's turn: TargetConcurrency 1), their records are kept back; once none waits, they are
+// committed. 20 jobs due at one instant on one target that answers one request at a time,
+// released by the test, claimed ahead and held until due (Lookahead 500 ms), as a burst is: the
+// first record commits once the 19th attempt has ended, not at the 8th (4 batches of 2, the bound
+// for attempts that are only under way, which it fails with).
+func TestABurstsRecordsWaitUntilItsLastAttemptsStart(t *testing.T) {
+	tg := newTarget(t)
+	release := make(chan struct{})
+	tg.block = release
+	var released, firstAt atomic.Int64
+	firstAt.Store(-1)
+	e := newEnv(t, t0, func(c *dispatch.Config) {
+		c.Workers, c.TargetConcurrency, c.BatchSize = 8, 1, 2
+		onRecord := c.OnRecord
+		c.OnRecord = func(r store.AttemptRecord, res store.AttemptRecordResult) {
+			firstAt.CompareAndSwap(-1, released.Load())
+			onRecord(r, res)
+		}
+	})
+	props := everyMinute(t0.Add(time.Minute))
+	props.Action = httpAction(tg.URL + "/runs")
+	const burst = 20
+	for i := range burst {
+		e.putJob(fmt.Sprintf("j%02d", i), props, "Enabled")
+	}
+	e.start()
+	e.clock.Set(t0.Add(time.Minute - 400*time.Millisecond))
+	for len(e.unfinished()) < burst {
+		e.quiet(t0.Add(time.Minute)) // every occurrence claimed and held
+	}
+	e.clock.Set(t0.Add(time.Minute))
+	for range burst {
+		tg.next(t) // one under way at a time
+		released.Add(1)
+		release <- struct{}{}
+	}
+	for range burst {
+		e.record()
+	}
+	if got := firstAt.Load(); got < burst-1 {
+		t.Fatalf("first record committed after %d of %d attempts ended, want %d or %d", got, burst, burst-1, burst)
 	}
 	equal(t, "unfinished executions", len(e.unfinished()), 0)
 }

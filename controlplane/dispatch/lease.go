@@ -102,6 +102,12 @@ func (ex *Executor) recordsMayWait() bool {
 	return ex.tasks.busy() && !ex.ownedNearBound()
 }
 
+// recordsMayPile is the record writer's starting: attempts wait for a worker (a burst), and the
+// records held back are not what keeps a replica's executor from taking more.
+func (ex *Executor) recordsMayPile() bool {
+	return ex.tasks.waitingToStart() && !ex.ownedNearBound()
+}
+
 // take takes executions for this executor (p's Owner, Lease and Now are filled in) and hands
 // them to its loop.
 func (ex *Executor) take(ctx context.Context, p store.ExecutionTakeParams) ([]store.TakenExecution, error) {

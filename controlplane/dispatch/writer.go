@@ -40,6 +40,15 @@ func cancelRecord(x *store.Execution, owner string) *recordOp {
 		Owner: owner}}
 }
 
+// Records wait for the attempts under way until this many batches pile up, and for attempts
+// that wait to start until pileStarting do: a burst's records are kept back until its last
+// attempts have started (committing them would take the CPU those need), within a bound on the
+// memory they hold (about 1.3 kB each).
+const (
+	pileUnderWay = 4
+	pileStarting = 64
+)
+
 // maxRecordWait bounds how long a record waits for the attempts under way to end before it is
 // committed anyway (a slow target must not hold back the history of the others).
 const maxRecordWait = 250 * time.Millisecond
@@ -65,13 +74,24 @@ type batchWriter struct {
 	depth int
 	// busy reports whether attempts wait to start or are under way, and idle is signalled when
 	// none is left (the executor's: its records wait for them).
-	busy          func() bool
+	busy func() bool
+	// starting reports whether attempts wait to start: records may then pile up to pileStarting
+	// batches instead of pileUnderWay.
+	starting      func() bool
 	idle          <-chan struct{}
 	commitClaims  func(context.Context, []*claimOp)
 	commitRecords func(context.Context, []*recordOp) []*recordOp
 }
 
 func (w *batchWriter) isBusy() bool { return w.busy != nil && w.busy() }
+
+// pile is how many records may wait now.
+func (w *batchWriter) pile() int {
+	if w.starting != nil && w.starting() {
+		return pileStarting * w.batchSize
+	}
+	return pileUnderWay * w.batchSize
+}
 
 func (w *batchWriter) run(ctx context.Context) {
 	wctx := context.WithoutCancel(ctx) // finish the last commits during shutdown
@@ -104,9 +124,10 @@ func (w *batchWriter) run(ctx context.Context) {
 	open := true
 	// Records wait while attempts wait to start or are under way (a burst of attempts due
 	// together: committing its first records would take the CPU its last attempts need), unless
-	// they pile up, have waited maxRecordWait or the dispatcher is stopping.
+	// they pile up (pile), have waited maxRecordWait or the dispatcher is stopping.
+	pile := w.pile()
 	recordsNow := func() bool {
-		return len(records) > 0 && (len(records) >= 4*w.batchSize || !open || !w.isBusy() ||
+		return len(records) > 0 && (len(records) >= pile || !open || !w.isBusy() ||
 			w.clock.Now().Sub(since) >= maxRecordWait)
 	}
 	// One timer per group of waiting records (since), made when the writer first waits for it.
@@ -120,6 +141,7 @@ func (w *batchWriter) run(ctx context.Context) {
 		}
 	}()
 	for open || len(claims) > 0 || len(records) > 0 || len(cancels) > 0 {
+		pile = w.pile()
 		if len(claims) == 0 && len(cancels) == 0 && !recordsNow() {
 			var wait <-chan time.Time
 			if len(records) > 0 {
@@ -148,9 +170,10 @@ func (w *batchWriter) run(ctx context.Context) {
 				continue
 			}
 			add(o)
+			pile = w.pile()
 		}
 	drain:
-		for len(claims) < w.batchSize && len(records) < 4*w.batchSize && open {
+		for len(claims) < w.batchSize && len(records) < pile && open {
 			select {
 			case o, ok := <-w.ops:
 				if !ok {
@@ -194,7 +217,7 @@ func (w *batchWriter) run(ctx context.Context) {
 		}
 		// Claims go first (they start attempts: lateness), records when no claim waits or when
 		// they pile up.
-		if recordsNow() && (len(claims) == 0 || len(records) >= 4*w.batchSize || !open) {
+		if recordsNow() && (len(claims) == 0 || len(records) >= pile || !open) {
 			n := min(len(records), w.batchSize)
 			batch := records[:n:n]
 			records = records[n:]
