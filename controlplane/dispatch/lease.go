@@ -102,10 +102,11 @@ func (ex *Executor) recordsMayWait() bool {
 	return ex.tasks.busy() && !ex.ownedNearBound()
 }
 
-// recordsMayPile is the record writer's starting: attempts wait for a worker (a burst), and the
-// records held back are not what keeps a replica's executor from taking more.
+// recordsMayPile is the record writer's starting: attempts wait to start, for a worker or for
+// their target's turn (a burst to one target waits for its lane's limit), and the records held
+// back are not what keeps a replica's executor from taking more.
 func (ex *Executor) recordsMayPile() bool {
-	return ex.tasks.waitingToStart() && !ex.ownedNearBound()
+	return ex.tasks.len() > 0 && !ex.ownedNearBound()
 }
 
 // take takes executions for this executor (p's Owner, Lease and Now are filled in) and hands

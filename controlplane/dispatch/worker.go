@@ -228,14 +228,6 @@ func (q *taskQueue) busy() bool {
 	return q.running > 0 || q.queued > 0
 }
 
-// waitingToStart reports whether a task waits to start, for a worker or for its target's turn
-// (a burst to one target waits for its lane's limit).
-func (q *taskQueue) waitingToStart() bool {
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	return q.queued > 0
-}
-
 // workerLoad is the attempts under way and the tasks waiting for a worker (not those waiting
 // for their target): what the scheduler sizes its claims by.
 func (q *taskQueue) workerLoad() int {

@@ -125,7 +125,7 @@ func (w *batchWriter) run(ctx context.Context) {
 	// Records wait while attempts wait to start or are under way (a burst of attempts due
 	// together: committing its first records would take the CPU its last attempts need), unless
 	// they pile up (pile), have waited maxRecordWait or the dispatcher is stopping.
-	pile := w.pile()
+	var pile int // w.pile(), read as the loop starts and after it waited
 	recordsNow := func() bool {
 		return len(records) > 0 && (len(records) >= pile || !open || !w.isBusy() ||
 			w.clock.Now().Sub(since) >= maxRecordWait)

@@ -41,7 +41,7 @@ func recordsWritten(t *testing.T, starting bool, n int) int64 {
 	return <-first
 }
 
-// TestABurstsRecordsWaitForItsLastAttemptsToStart: while attempts wait for a worker, records
+// TestABurstsRecordsWaitForItsLastAttemptsToStart: while attempts wait to start, records
 // are kept back (their commits would take the CPU the burst's last attempts need) up to
 // pileStarting batches: 100 records, none committed before the writer stops. Fails with the
 // bound of attempts under way (pileUnderWay: the first batch commits at 8 records).
